@@ -1,0 +1,35 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Freshet",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "Freshet", targets: ["Freshet"]),
+        .library(name: "FreshetHTTP", targets: ["FreshetHTTP"]),
+        .executable(name: "freshet", targets: ["freshet"]),
+        .executable(name: "freshet-demo", targets: ["FreshetDemo"]),
+    ],
+    targets: [
+        // The C library: a module map and a shim header, nothing else (see docs/architecture.md).
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // A small safe wrapper over LMDB, visible only inside this package.
+        .target(name: "FreshetLMDB", dependencies: ["CLMDB"]),
+        // HTTP requests, responses and the URLSession transport.
+        .target(name: "FreshetHTTP"),
+        // The log, the fold, the store, observation and refresh.
+        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP"]),
+        // The command-line tool's logic (parsing, commands), kept in a library so tests reach it.
+        .target(name: "FreshetCommands", dependencies: ["Freshet"]),
+        // The command-line tool: `freshet dump DIR`.
+        .executableTarget(name: "freshet", dependencies: ["FreshetCommands"], path: "tools/freshet"),
+        // The demo behind `make demo`.
+        .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP"], path: "tools/demo"),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

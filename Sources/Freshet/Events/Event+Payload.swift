@@ -1,0 +1,198 @@
+import Foundation
+
+// Payload encodings of format version 1. Field tags are fixed forever; readers skip tags
+// they do not know. docs/log-format.md lists every field.
+
+extension Event {
+    func encodedPayload() -> [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        switch self {
+        case .fetched(let f):
+            switch f.placement {
+            case .replace: w.field(1, uint: 1)
+            case .page(let index, let isLast):
+                w.field(1, uint: 2)
+                w.field(2, uint: UInt64(index))
+                w.field(3, bool: isLast)
+            case .upsert: w.field(1, uint: 3)
+            }
+            for row in f.rows { w.field(4) { $0.encode(row) } }
+            w.field(5) { $0.encode(f.response) }
+            w.field(6, string: f.nextCursor)
+        case .notModified(let n):
+            w.field(1) { $0.encode(n.response) }
+        case .fetchFailed(let f):
+            w.field(1, string: f.url)
+            w.field(2, string: f.reason)
+            if let status = f.status { w.field(3, uint: UInt64(status)) }
+            w.field(4, string: f.message)
+            w.field(5, uint: UInt64(f.attempt))
+            w.field(6, int: f.durationMicros)
+        case .changed(let c), .localWrite(let c):
+            for op in c.ops {
+                w.field(1) { m in
+                    switch op {
+                    case .upsert(let row):
+                        m.field(1, uint: 1)
+                        m.field(2, string: row.id)
+                        m.field(3, bytes: row.json)
+                    case .delete(let id):
+                        m.field(1, uint: 2)
+                        m.field(2, string: id)
+                    }
+                }
+            }
+        case .invalidated(let i):
+            w.field(1, string: i.reason)
+        }
+        return w.bytes
+    }
+
+    static func decode(kind: EventKind, payload: [UInt8]) throws -> Event {
+        var r = ByteReader(payload)
+        switch kind {
+        case .fetched:
+            var placementCode: UInt64 = 0
+            var index = 0
+            var isLast = false
+            var rows: [Row] = []
+            var response: ResponseInfo?
+            var next: String?
+            try r.fields { tag, v in
+                switch tag {
+                case 1: placementCode = try v.uint()
+                case 2: index = Int(clamping: try v.uint())
+                case 3: isLast = try v.bool()
+                case 4: rows.append(try Row.decodeField(v.message))
+                case 5: response = try ResponseInfo.decodeField(v.message)
+                case 6: next = try v.string()
+                default: break
+                }
+            }
+            let placement: Fetched.Placement
+            switch placementCode {
+            case 1: placement = .replace
+            case 2: placement = .page(index: index, isLast: isLast)
+            case 3: placement = .upsert
+            default: throw FormatError(reason: "fetched event has unknown placement \(placementCode)")
+            }
+            guard let response else { throw FormatError(reason: "fetched event has no response field") }
+            return .fetched(Fetched(placement: placement, rows: rows, response: response, nextCursor: next))
+        case .notModified:
+            var response: ResponseInfo?
+            try r.fields { tag, v in
+                if tag == 1 { response = try ResponseInfo.decodeField(v.message) }
+            }
+            guard let response else { throw FormatError(reason: "notModified event has no response field") }
+            return .notModified(NotModified(response: response))
+        case .fetchFailed:
+            var f = FetchFailed(url: "", reason: "", message: "", attempt: 1)
+            try r.fields { tag, v in
+                switch tag {
+                case 1: f.url = try v.string()
+                case 2: f.reason = try v.string()
+                case 3: f.status = Int(clamping: try v.uint())
+                case 4: f.message = try v.string()
+                case 5: f.attempt = Int(clamping: try v.uint())
+                case 6: f.durationMicros = try v.int()
+                default: break
+                }
+            }
+            return .fetchFailed(f)
+        case .changed, .localWrite:
+            var ops: [RowChanges.Op] = []
+            try r.fields { tag, v in
+                guard tag == 1 else { return }
+                var op: UInt64 = 0
+                var id: String?
+                var json = Data()
+                var m = v.message
+                try m.fields { t, x in
+                    switch t {
+                    case 1: op = try x.uint()
+                    case 2: id = try x.string()
+                    case 3: json = x.data
+                    default: break
+                    }
+                }
+                guard let id else { throw FormatError(reason: "row op has no id") }
+                switch op {
+                case 1: ops.append(.upsert(Row(id: id, json: json)))
+                case 2: ops.append(.delete(id: id))
+                default: throw FormatError(reason: "unknown row op \(op)")
+                }
+            }
+            return kind == .changed ? .changed(RowChanges(ops)) : .localWrite(RowChanges(ops))
+        case .invalidated:
+            var reason: String?
+            try r.fields { tag, v in
+                if tag == 1 { reason = try v.string() }
+            }
+            return .invalidated(Invalidated(reason: reason))
+        case .mutationProposed, .mutationConfirmed, .mutationRolledBack, .checkpoint:
+            throw StoreError(.unknownEventKind, "event kind \(kind.name) is reserved but not readable by this version")
+        }
+    }
+}
+
+extension ByteWriter {
+    mutating func encode(_ row: Row) {
+        field(1, string: row.id)
+        field(2, bytes: row.json)
+    }
+
+    mutating func encode(_ r: ResponseInfo) {
+        field(1, string: r.url)
+        field(2, uint: UInt64(r.status))
+        field(3, string: r.etag)
+        field(4, string: r.lastModified)
+        field(5, string: r.cacheControl)
+        field(6, string: r.date)
+        field(7, string: r.age)
+        field(8, string: r.expires)
+        field(9, int: r.durationMicros)
+        field(10, uint: UInt64(r.responseBytes))
+        field(11, uint: UInt64(r.requestBytes))
+    }
+}
+
+extension Row {
+    static func decodeField(_ reader: ByteReader) throws -> Row {
+        var r = reader
+        var id: String?
+        var json = Data()
+        try r.fields { tag, v in
+            switch tag {
+            case 1: id = try v.string()
+            case 2: json = v.data
+            default: break
+            }
+        }
+        guard let id else { throw FormatError(reason: "row has no id") }
+        return Row(id: id, json: json)
+    }
+}
+
+extension ResponseInfo {
+    static func decodeField(_ reader: ByteReader) throws -> ResponseInfo {
+        var r = reader
+        var info = ResponseInfo(url: "", status: 0)
+        try r.fields { tag, v in
+            switch tag {
+            case 1: info.url = try v.string()
+            case 2: info.status = Int(clamping: try v.uint())
+            case 3: info.etag = try v.string()
+            case 4: info.lastModified = try v.string()
+            case 5: info.cacheControl = try v.string()
+            case 6: info.date = try v.string()
+            case 7: info.age = try v.string()
+            case 8: info.expires = try v.string()
+            case 9: info.durationMicros = try v.int()
+            case 10: info.responseBytes = Int(clamping: try v.uint())
+            case 11: info.requestBytes = Int(clamping: try v.uint())
+            default: break
+            }
+        }
+        return info
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+
+/// One thing that happened to a collection, as appended to the log and folded into the
+/// materialized state. The collection an event applies to is part of its ``LogRecord``.
+///
+/// Payload encodings are listed field by field in docs/log-format.md.
+public enum Event: Sendable, Hashable {
+    /// A response body folded in (a full replace, one page, or single rows).
+    case fetched(Fetched)
+    /// A conditional request answered 304 Not Modified.
+    case notModified(NotModified)
+    /// A fetch attempt failed; rows are kept.
+    case fetchFailed(FetchFailed)
+    /// Rows pushed by the server: upserts and deletes applied to the base state.
+    case changed(RowChanges)
+    /// A write to a local-only collection: upserts and deletes.
+    case localWrite(RowChanges)
+    /// The app marked the collection stale.
+    case invalidated(Invalidated)
+
+    public var kind: EventKind {
+        switch self {
+        case .fetched: .fetched
+        case .notModified: .notModified
+        case .fetchFailed: .fetchFailed
+        case .changed: .changed
+        case .localWrite: .localWrite
+        case .invalidated: .invalidated
+        }
+    }
+}
+
+extension Event {
+    /// A response body folded into a collection.
+    public struct Fetched: Sendable, Hashable {
+        /// Where the rows go.
+        public enum Placement: Sendable, Hashable {
+            /// The rows replace the whole collection.
+            case replace
+            /// The rows are page `index` (0-based) of a paged collection and replace that page;
+            /// `isLast` drops every page after it. A row ID already present on another page
+            /// moves to this one, so a collection never holds an ID twice.
+            case page(index: Int, isLast: Bool)
+            /// The rows are upserted one by one (detail documents); other rows stay.
+            case upsert
+        }
+
+        public var placement: Placement
+        /// The rows, in server order.
+        public var rows: [Row]
+        /// The HTTP exchange the rows came from.
+        public var response: ResponseInfo
+        /// The next page's cursor (for PokeAPI, the absolute `next` URL); nil on the last page.
+        public var nextCursor: String?
+
+        public init(placement: Placement, rows: [Row], response: ResponseInfo, nextCursor: String? = nil) {
+            self.placement = placement
+            self.rows = rows
+            self.response = response
+            self.nextCursor = nextCursor
+        }
+    }
+
+    /// A 304 Not Modified answer to a conditional request.
+    public struct NotModified: Sendable, Hashable {
+        public var response: ResponseInfo
+        public init(response: ResponseInfo) { self.response = response }
+    }
+
+    /// A failed fetch attempt. The collection's rows are kept.
+    public struct FetchFailed: Sendable, Hashable {
+        /// The URL that was requested.
+        public var url: String
+        /// What went wrong, such as `httpStatus`, `timedOut`, `cannotConnect`, `malformedBody`
+        /// (the raw value of ``FetchError/Code``).
+        public var reason: String
+        /// The HTTP status when the server answered, else nil.
+        public var status: Int?
+        /// One line for a person.
+        public var message: String
+        /// The attempt number, from 1.
+        public var attempt: Int
+        /// How long the attempt took, in microseconds, when measured.
+        public var durationMicros: Int64?
+
+        public init(url: String, reason: String, status: Int? = nil, message: String, attempt: Int = 1, durationMicros: Int64? = nil) {
+            self.url = url
+            self.reason = reason
+            self.status = status
+            self.message = message
+            self.attempt = attempt
+            self.durationMicros = durationMicros
+        }
+    }
+
+    /// Row upserts and deletes, applied in order.
+    public struct RowChanges: Sendable, Hashable {
+        public enum Op: Sendable, Hashable {
+            /// Insert the row at the end of the collection, or replace the row with its ID in place.
+            case upsert(Row)
+            /// Remove the row with this ID (no effect when absent).
+            case delete(id: String)
+        }
+        public var ops: [Op]
+        public init(_ ops: [Op]) { self.ops = ops }
+    }
+
+    /// The app marked a collection stale.
+    public struct Invalidated: Sendable, Hashable {
+        public var reason: String?
+        public init(reason: String? = nil) { self.reason = reason }
+    }
+}
+
+/// What the log keeps of one HTTP exchange: the validators and freshness headers verbatim
+/// (so freshness can be computed again later, per RFC 9111 §4.2), sizes and duration.
+/// Credentials are never recorded.
+public struct ResponseInfo: Sendable, Hashable {
+    /// The requested URL (absolute).
+    public var url: String
+    /// The HTTP status code.
+    public var status: Int
+    /// The `ETag` header, verbatim (RFC 9110 §8.8.3).
+    public var etag: String?
+    /// The `Last-Modified` header, verbatim (RFC 9110 §8.8.2).
+    public var lastModified: String?
+    /// The `Cache-Control` header, verbatim (RFC 9111 §5.2).
+    public var cacheControl: String?
+    /// The `Date` header, verbatim (RFC 9110 §6.6.1).
+    public var date: String?
+    /// The `Age` header, verbatim (RFC 9111 §5.1).
+    public var age: String?
+    /// The `Expires` header, verbatim (RFC 9111 §5.3).
+    public var expires: String?
+    /// How long the exchange took, in microseconds.
+    public var durationMicros: Int64
+    /// Size of the response body, in bytes.
+    public var responseBytes: Int
+    /// Size of the request body, in bytes.
+    public var requestBytes: Int
+
+    public init(
+        url: String, status: Int, etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil,
+        date: String? = nil, age: String? = nil, expires: String? = nil,
+        durationMicros: Int64 = 0, responseBytes: Int = 0, requestBytes: Int = 0
+    ) {
+        self.url = url
+        self.status = status
+        self.etag = etag
+        self.lastModified = lastModified
+        self.cacheControl = cacheControl
+        self.date = date
+        self.age = age
+        self.expires = expires
+        self.durationMicros = durationMicros
+        self.responseBytes = responseBytes
+        self.requestBytes = requestBytes
+    }
+}

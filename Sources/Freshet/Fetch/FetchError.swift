@@ -1,0 +1,67 @@
+/// Why a refresh failed. Every failure except cancellation was also appended to the log as
+/// a `fetchFailed` event (``lsn``); the collection keeps its previous rows.
+///
+/// Match on the code with `catch FetchError.httpStatus`.
+public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The server answered with a status outside 200–299 (see ``FetchError/status``).
+        public static let httpStatus = Code(rawValue: "httpStatus")
+        /// The request timed out.
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// The connection was refused or the host could not be reached (offline).
+        public static let cannotConnect = Code(rawValue: "cannotConnect")
+        /// The connection dropped during the exchange.
+        public static let connectionLost = Code(rawValue: "connectionLost")
+        /// The task was cancelled; nothing was appended.
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The body is not JSON of the expected shape, or not JSON at all.
+        public static let malformedBody = Code(rawValue: "malformedBody")
+        /// Paging did not end: a `next` URL repeated, or more than ``Configuration/maxPages`` pages.
+        public static let pagingLoop = Code(rawValue: "pagingLoop")
+        /// The resource's path does not make an http(s) URL.
+        public static let invalidURL = Code(rawValue: "invalidURL")
+        /// Another transport failure.
+        public static let transport = Code(rawValue: "transport")
+        /// The response could not be appended to the store (see the message).
+        public static let storage = Code(rawValue: "storage")
+
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? FetchError)?.code == code
+        }
+    }
+
+    public let code: Code
+    /// One line for a person.
+    public let message: String
+    /// The HTTP status, when the server answered.
+    public let status: Int?
+    /// The URL that failed.
+    public let url: String
+    /// The LSN of the `fetchFailed` event that recorded this failure, if one was appended.
+    public var lsn: LSN?
+
+    public init(_ code: Code, _ message: String, status: Int? = nil, url: String, lsn: LSN? = nil) {
+        self.code = code
+        self.message = message
+        self.status = status
+        self.url = url
+        self.lsn = lsn
+    }
+
+    public var description: String { message }
+
+    public static let httpStatus = Code.httpStatus
+    public static let timedOut = Code.timedOut
+    public static let cannotConnect = Code.cannotConnect
+    public static let connectionLost = Code.connectionLost
+    public static let cancelled = Code.cancelled
+    public static let malformedBody = Code.malformedBody
+    public static let pagingLoop = Code.pagingLoop
+    public static let invalidURL = Code.invalidURL
+    public static let transport = Code.transport
+    public static let storage = Code.storage
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// How to fetch one collection: the request, where the rows are in the response body, how
+/// each row's ID is found, and how pages follow each other.
+///
+/// ```swift
+/// // PokeAPI: {"count":151,"next":"…?offset=20&limit=20","results":[{"name":…,"url":"/api/v2/pokemon/1/"}]}
+/// let pokemon = Resource.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "50"],
+///                             rowsAt: "results", id: .lastPathComponent(of: "url"), paging: .nextField("next"))
+/// // One document, upserted into a collection of details:
+/// let pikachu = Resource.document("pokemon-detail", path: "/api/v2/pokemon/25/")
+/// ```
+public struct Resource: Sendable, Hashable {
+    /// Where the rows are in a response body.
+    public enum RowLocation: Sendable, Hashable {
+        /// The array under this top-level key (PokeAPI's `results`).
+        case array(at: String)
+        /// The body is the array (JSONPlaceholder).
+        case rootArray
+        /// The body is one row (a detail document); it is upserted, other rows stay.
+        case document
+    }
+
+    /// How a row's ID is found in its JSON object.
+    public enum RowIdentity: Sendable, Hashable {
+        /// The value of this key: a string, or a number written in decimal.
+        case field(String)
+        /// The last path component of the URL under this key (`"/api/v2/pokemon/25/"` → `"25"`).
+        case lastPathComponent(of: String)
+    }
+
+    /// How the next page is found.
+    public enum Paging: Sendable, Hashable {
+        /// One request; the rows replace the collection.
+        case none
+        /// The top-level key holding the next page's URL, null on the last page (PokeAPI `next`).
+        case nextField(String)
+        /// The `Link` header's `rel="next"` URL (RFC 8288; GitHub, json-server).
+        case linkHeader
+    }
+
+    /// The collection the rows go to.
+    public var collection: String
+    /// An absolute URL, or a path resolved against ``Configuration/baseURL``.
+    public var path: String
+    /// Query parameters, sent sorted by name so the same parameters always make the same URL.
+    public var query: [String: String]
+    public var rows: RowLocation
+    public var id: RowIdentity
+    public var paging: Paging
+    /// How long the rows stay fresh after the server confirmed them; nil: the store's default.
+    public var maxAge: Duration?
+
+    public init(collection: String, path: String, query: [String: String] = [:], rows: RowLocation, id: RowIdentity, paging: Paging = .none, maxAge: Duration? = nil) {
+        self.collection = collection
+        self.path = path
+        self.query = query
+        self.rows = rows
+        self.id = id
+        self.paging = paging
+        self.maxAge = maxAge
+    }
+
+    /// A list collection, by default in PokeAPI's shape (`results`, IDs from `url`, `next` paging).
+    public static func list(
+        _ collection: String, path: String, query: [String: String] = [:], rowsAt key: String = "results",
+        id: RowIdentity = .lastPathComponent(of: "url"), paging: Paging = .nextField("next"), maxAge: Duration? = nil
+    ) -> Resource {
+        Resource(collection: collection, path: path, query: query, rows: .array(at: key), id: id, paging: paging, maxAge: maxAge)
+    }
+
+    /// One document upserted as a row of `collection` (for example one pokemon's details).
+    public static func document(_ collection: String, path: String, id: RowIdentity = .field("id"), maxAge: Duration? = nil) -> Resource {
+        Resource(collection: collection, path: path, rows: .document, id: id, maxAge: maxAge)
+    }
+
+    /// The first request's URL: `path` resolved against `base`, with the query sorted by name.
+    /// - Throws: ``FetchError/invalidURL`` when they do not make an absolute http(s) URL.
+    public func url(relativeTo base: URL?) throws(FetchError) -> URL {
+        guard let resolved = URL(string: path, relativeTo: base)?.absoluteURL,
+              var components = URLComponents(url: resolved, resolvingAgainstBaseURL: true),
+              let scheme = components.scheme, scheme == "http" || scheme == "https"
+        else {
+            let context = base.map { " relative to \($0.absoluteString)" } ?? " and no baseURL is configured"
+            throw FetchError(.invalidURL, "\(path.debugDescription) is not an http(s) URL\(context)", url: path)
+        }
+        if !query.isEmpty {
+            let existing = components.queryItems ?? []
+            components.queryItems = existing + query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        }
+        guard let url = components.url else {
+            throw FetchError(.invalidURL, "cannot build a URL from \(path.debugDescription) and its query", url: path)
+        }
+        return url
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Why bytes could not be read as the log format; carried by ``StoreError/corruptRecord``.
+struct FormatError: Error, Sendable, CustomStringConvertible {
+    var description: String { reason }
+    var reason: String
+}
+
+/// Reads what ``ByteWriter`` writes, checking every length against the bytes that remain.
+struct ByteReader {
+    let bytes: [UInt8]
+    private(set) var offset: Int
+    let end: Int
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        self.offset = 0
+        self.end = bytes.count
+    }
+
+    private init(bytes: [UInt8], offset: Int, end: Int) {
+        self.bytes = bytes
+        self.offset = offset
+        self.end = end
+    }
+
+    var isAtEnd: Bool { offset >= end }
+    var remaining: Int { end - offset }
+
+    mutating func need(_ n: Int, _ what: String) throws(FormatError) {
+        if n < 0 || remaining < n { throw FormatError(reason: "truncated \(what): needs \(n) bytes, \(remaining) left") }
+    }
+
+    mutating func u8(_ what: String = "byte") throws(FormatError) -> UInt8 {
+        try need(1, what)
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+    mutating func fixed(_ n: Int, _ what: String) throws(FormatError) -> UInt64 {
+        try need(n, what)
+        var v: UInt64 = 0
+        for i in 0..<n { v = v << 8 | UInt64(bytes[offset + i]) }
+        offset += n
+        return v
+    }
+    mutating func u16(_ what: String) throws(FormatError) -> UInt16 { UInt16(try fixed(2, what)) }
+    mutating func u32(_ what: String) throws(FormatError) -> UInt32 { UInt32(try fixed(4, what)) }
+    mutating func u64(_ what: String) throws(FormatError) -> UInt64 { try fixed(8, what) }
+    mutating func bytes(_ n: Int, _ what: String) throws(FormatError) -> ArraySlice<UInt8> {
+        try need(n, what)
+        defer { offset += n }
+        return bytes[offset..<offset + n]
+    }
+
+    mutating func varint(_ what: String = "varint") throws(FormatError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try u8(what)
+            if shift == 63 && b > 1 { throw FormatError(reason: "\(what) overflows 64 bits") }
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw FormatError(reason: "\(what) overflows 64 bits") }
+        }
+    }
+
+    /// Visits every payload field in order, handing `body` the tag and a reader over the value.
+    /// Unknown tags are the caller's to skip (by not reading them), which keeps old readers
+    /// working on payloads that later versions extend.
+    mutating func fields(_ body: (UInt64, inout FieldValue) throws -> Void) throws {
+        while !isAtEnd {
+            let tag = try varint("field tag")
+            let length = try varint("field length")
+            guard length <= UInt64(remaining) else {
+                throw FormatError(reason: "field \(tag) claims \(length) bytes, \(remaining) left")
+            }
+            var value = FieldValue(reader: ByteReader(bytes: bytes, offset: offset, end: offset + Int(length)), tag: tag)
+            offset += Int(length)
+            try body(tag, &value)
+        }
+    }
+}
+
+/// The value bytes of one payload field, read as the type its tag says.
+struct FieldValue {
+    var reader: ByteReader
+    let tag: UInt64
+
+    var data: Data { Data(reader.bytes[reader.offset..<reader.end]) }
+    var bytes: [UInt8] { Array(reader.bytes[reader.offset..<reader.end]) }
+
+    mutating func uint() throws(FormatError) -> UInt64 { try reader.varint("field \(tag)") }
+    mutating func int() throws(FormatError) -> Int64 {
+        let z = try uint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+    mutating func int32() throws(FormatError) -> Int {
+        let v = try int()
+        guard v >= Int64(Int32.min), v <= Int64(Int32.max) else { throw FormatError(reason: "field \(tag) out of range: \(v)") }
+        return Int(v)
+    }
+    mutating func bool() throws(FormatError) -> Bool { try uint() != 0 }
+    func string() throws(FormatError) -> String {
+        guard let s = String(validating: reader.bytes[reader.offset..<reader.end], as: UTF8.self) else {
+            throw FormatError(reason: "field \(tag) is not valid UTF-8")
+        }
+        return s
+    }
+    mutating func time() throws(FormatError) -> Date {
+        Date(timeIntervalSince1970: Double(try int()) / 1_000_000)
+    }
+    /// A nested message: its own fields.
+    var message: ByteReader { reader }
+}

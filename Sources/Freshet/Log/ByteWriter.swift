@@ -1,0 +1,66 @@
+import Foundation
+
+/// Appends the primitive encodings of the log format (docs/log-format.md): big-endian fixed
+/// integers, LEB128 varints, and payload fields (`tag` varint, `length` varint, value bytes).
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
+    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
+    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
+    mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
+    mutating func raw<C: Collection>(_ b: C) where C.Element == UInt8 { bytes.append(contentsOf: b) }
+
+    /// Unsigned LEB128: 7 bits a byte, low bits first, high bit set on every byte but the last.
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    // MARK: Payload fields
+
+    mutating func field(_ tag: UInt64, uint v: UInt64) {
+        varint(tag)
+        var inner = ByteWriter(capacity: 10)
+        inner.varint(v)
+        varint(UInt64(inner.bytes.count))
+        raw(inner.bytes)
+    }
+    /// Signed integers are zigzag-encoded (0, -1, 1, -2 … → 0, 1, 2, 3 …) then written as a varint.
+    mutating func field(_ tag: UInt64, int v: Int64) {
+        field(tag, uint: UInt64(bitPattern: (v << 1) ^ (v >> 63)))
+    }
+    mutating func field(_ tag: UInt64, bool v: Bool) { field(tag, uint: v ? 1 : 0) }
+    mutating func field(_ tag: UInt64, bytes b: some Collection<UInt8>) {
+        varint(tag)
+        varint(UInt64(b.count))
+        raw(b)
+    }
+    mutating func field(_ tag: UInt64, string s: String) { field(tag, bytes: Array(s.utf8)) }
+    /// A time is microseconds since 1970-01-01T00:00:00Z, as a signed field.
+    mutating func field(_ tag: UInt64, time: Date) { field(tag, int: Self.micros(time)) }
+    mutating func field(_ tag: UInt64, message body: (inout ByteWriter) -> Void) {
+        var inner = ByteWriter()
+        body(&inner)
+        field(tag, bytes: inner.bytes)
+    }
+
+    // Optional helpers: an absent value writes no field.
+    mutating func field(_ tag: UInt64, string s: String?) { if let s { field(tag, string: s) } }
+    mutating func field(_ tag: UInt64, time: Date?) { if let time { field(tag, time: time) } }
+    mutating func field(_ tag: UInt64, int v: Int64?) { if let v { field(tag, int: v) } }
+
+    static func micros(_ date: Date) -> Int64 {
+        let us = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        if us >= 9.2e18 { return Int64.max }
+        if us <= -9.2e18 { return Int64.min }
+        return Int64(us)
+    }
+}

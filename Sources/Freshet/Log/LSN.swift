@@ -1,0 +1,18 @@
+/// A log sequence number: the position of an event in a store's log.
+///
+/// LSNs start at 1, are strictly increasing in commit order, are never reused (also across
+/// reopen and compaction), and are stored as 8 big-endian bytes so LMDB's byte order is LSN order.
+public struct LSN: RawRepresentable, Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public init(_ value: UInt64) { self.rawValue = value }
+    public init(integerLiteral value: UInt64) { self.rawValue = value }
+    /// The LSN before the first event: an empty log's last LSN.
+    public static let zero = LSN(0)
+    public var description: String { String(rawValue) }
+    public static func < (a: LSN, b: LSN) -> Bool { a.rawValue < b.rawValue }
+    /// The next LSN.
+    public var next: LSN { LSN(rawValue + 1) }
+
+    var keyBytes: [UInt8] { withUnsafeBytes(of: rawValue.bigEndian) { Array($0) } }
+}

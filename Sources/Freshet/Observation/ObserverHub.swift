@@ -1,0 +1,83 @@
+import Dispatch
+import Synchronization
+
+/// Delivers snapshots to observers. All deliveries run on one serial queue, in commit
+/// order, so each observer sees snapshots in LSN order. Observers of the same collection
+/// share one read per publication.
+final class ObserverHub: Sendable {
+    private typealias Continuation = AsyncThrowingStream<Snapshot, any Error>.Continuation
+
+    private struct Subscriber: Sendable {
+        var continuation: Continuation
+        /// The (LSN, status) of the last snapshot sent, to skip identical emissions.
+        var last: (LSN, Snapshot.Status)?
+    }
+
+    private let queue = DispatchQueue(label: "freshet.observers", qos: .userInitiated)
+    private let subscribers = Mutex<[String: [UInt64: Subscriber]]>([:])
+    private let nextID = Atomic<UInt64>(0)
+    private let read: @Sendable (String) throws -> Snapshot
+
+    init(read: @escaping @Sendable (String) throws -> Snapshot) {
+        self.read = read
+    }
+
+    func subscribe(_ collection: String) -> Observation {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncThrowingStream<Snapshot, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.subscribers.withLock { $0[collection]?.removeValue(forKey: id) }
+        }
+        // Registering and the first read happen on the delivery queue, so a commit is
+        // either already visible to the first read or delivered after it — never lost.
+        queue.async {
+            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(continuation: continuation) }
+            self.deliver(collection)
+        }
+        return Observation(stream: stream)
+    }
+
+    /// Reads each collection once and sends it to its observers, after a commit or a status change.
+    func publish(_ collections: some Sequence<String> & Sendable) {
+        queue.async {
+            for collection in collections { self.deliver(collection) }
+        }
+    }
+
+    var observedCollections: Set<String> {
+        subscribers.withLock { Set($0.filter { !$0.value.isEmpty }.keys) }
+    }
+
+    /// Ends every observation (the store is closing).
+    func finishAll() {
+        queue.sync {
+            let all = subscribers.withLock { s -> [Subscriber] in
+                defer { s = [:] }
+                return s.values.flatMap { $0.values }
+            }
+            for s in all { s.continuation.finish() }
+        }
+    }
+
+    private func deliver(_ collection: String) {
+        let targets = subscribers.withLock { $0[collection] ?? [:] }
+        guard !targets.isEmpty else { return }
+        let snapshot: Snapshot
+        do {
+            snapshot = try read(collection)
+        } catch {
+            for (_, s) in targets { s.continuation.finish(throwing: error) }
+            return
+        }
+        var sent: [UInt64] = []
+        for (id, s) in targets {
+            if let last = s.last, last.0 == snapshot.lsn, last.1 == snapshot.status { continue }
+            s.continuation.yield(snapshot)
+            sent.append(id)
+        }
+        subscribers.withLock { subs in
+            for id in sent { subs[collection]?[id]?.last = (snapshot.lsn, snapshot.status) }
+        }
+    }
+}

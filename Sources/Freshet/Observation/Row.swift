@@ -1,0 +1,31 @@
+import Foundation
+
+/// One row of a collection: a string ID and the row's JSON document.
+///
+/// Rows from the network hold the server's JSON object for that row, re-serialized with
+/// sorted keys and no insignificant white space (values unchanged).
+public struct Row: Sendable, Hashable, Identifiable {
+    /// The row's ID, unique within its collection.
+    public let id: String
+    /// The row's JSON document, UTF-8.
+    public let json: Data
+
+    public init(id: String, json: Data) {
+        self.id = id
+        self.json = json
+    }
+
+    /// Makes a row from any `Encodable` value (encoded with sorted keys).
+    /// - Throws: whatever `JSONEncoder` throws for `value`.
+    public init(id: String, encoding value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        self.init(id: id, json: try encoder.encode(value))
+    }
+
+    /// Decodes the row's JSON as `T`.
+    /// - Throws: `DecodingError` when the JSON does not fit `T`.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        try decoder.decode(T.self, from: json)
+    }
+}

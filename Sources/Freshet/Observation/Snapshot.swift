@@ -1,0 +1,47 @@
+import Foundation
+
+/// One emission of an observed collection: its projection at one point of the log.
+public struct Snapshot: Sendable, Hashable {
+    /// The collection's name.
+    public let collection: String
+    /// The rows, in the collection's order (server order for lists and pages; upserted rows
+    /// follow in the order they first arrived). No ID appears twice.
+    public let rows: [Row]
+    /// What the collection knows about its last sync; nil when no event has touched it.
+    public let syncMark: SyncMark?
+    /// Loading state, freshness and the last failure, for the UI.
+    public let status: Status
+    /// The LSN of the last event folded into this collection (``LSN/zero`` if none).
+    public let lsn: LSN
+
+    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, lsn: LSN) {
+        self.collection = collection
+        self.rows = rows
+        self.syncMark = syncMark
+        self.status = status
+        self.lsn = lsn
+    }
+
+    /// Decodes every row as `T`, in order.
+    /// - Throws: `DecodingError` from the first row that does not fit `T`.
+    public func decodeRows<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> [T] {
+        try rows.map { try $0.decode(T.self, using: decoder) }
+    }
+
+    /// What a UI shows besides the rows.
+    public enum Status: Sendable, Hashable {
+        /// No rows and no fetch has happened.
+        case empty
+        /// No rows yet and a fetch is in flight.
+        case loading
+        /// Rows are within their freshness lifetime (or the collection is local-only).
+        case fresh
+        /// Rows are older than their freshness lifetime, or were invalidated.
+        case stale
+        /// Rows are shown while a fetch is in flight.
+        case refreshing
+        /// The last fetch attempt failed; the cached rows are still shown.
+        /// `lastSyncedAt` is when the rows were last confirmed by the server (nil: never).
+        case failed(error: SyncMark.FailureInfo, lastSyncedAt: Date?)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// What a collection knows about its last sync with the server: when, with which validators
+/// and freshness headers, the next page's cursor, and the outcome of the last attempt.
+///
+/// Times are absolute (`Date`, from the store's clock when the event was appended), so
+/// freshness is right after a relaunch days later. A SyncMark changes only by folding events.
+public struct SyncMark: Sendable, Hashable {
+    /// When the last successful fetch (a 2xx with a body) was appended.
+    public var fetchedAt: Date?
+    /// The LSN of that fetch.
+    public var fetchedLSN: LSN?
+    /// When the server last confirmed the rows: a 2xx or a 304 Not Modified.
+    public var validatedAt: Date?
+    /// The last event that touched this collection.
+    public var lastLSN: LSN = .zero
+    /// The `ETag` of the last 2xx (kept when a 304 carries none), verbatim.
+    public var etag: String?
+    /// The `Last-Modified` of the last 2xx, verbatim.
+    public var lastModified: String?
+    /// The freshness headers of the last 2xx or 304, verbatim (RFC 9111 §4.2).
+    public var cacheControl: String?
+    /// The `Date` header of the last 2xx or 304, verbatim.
+    public var responseDate: String?
+    /// The `Age` header of the last 2xx or 304, verbatim.
+    public var age: String?
+    /// The `Expires` header of the last 2xx or 304, verbatim.
+    public var expires: String?
+    /// The cursor of the page after the last one fetched (an absolute URL for PokeAPI paging);
+    /// nil when the last fetched page was the last page.
+    public var nextCursor: String?
+    /// How many pages the collection holds (0 when it is not paged).
+    public var pageCount: Int = 0
+    /// When the last fetch attempt (successful or not) was appended.
+    public var lastAttemptAt: Date?
+    /// The last failure since the last success, or nil.
+    public var lastError: FailureInfo?
+    /// Failed attempts since the last success.
+    public var consecutiveFailures: Int = 0
+    /// When the app last invalidated the collection, if no fetch came after it.
+    public var invalidatedAt: Date?
+    /// The LSN of that invalidation.
+    public var invalidatedLSN: LSN?
+
+    public init() {}
+
+    /// A failed attempt, as recorded by a `fetchFailed` event.
+    public struct FailureInfo: Sendable, Hashable {
+        /// The raw value of a ``FetchError/Code``, such as `httpStatus` or `cannotConnect`.
+        public var reason: String
+        /// The HTTP status when the server answered.
+        public var status: Int?
+        /// One line for a person.
+        public var message: String
+        /// The LSN of the `fetchFailed` event.
+        public var lsn: LSN
+    }
+}
+
+extension SyncMark {
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: 96)
+        w.field(1, time: fetchedAt)
+        if let fetchedLSN { w.field(2, uint: fetchedLSN.rawValue) }
+        w.field(3, time: validatedAt)
+        w.field(4, uint: lastLSN.rawValue)
+        w.field(5, string: etag)
+        w.field(6, string: lastModified)
+        w.field(7, string: cacheControl)
+        w.field(8, string: responseDate)
+        w.field(9, string: age)
+        w.field(10, string: expires)
+        w.field(11, string: nextCursor)
+        w.field(12, uint: UInt64(pageCount))
+        w.field(13, time: lastAttemptAt)
+        if let e = lastError {
+            w.field(14) { m in
+                m.field(1, string: e.reason)
+                if let s = e.status { m.field(2, uint: UInt64(s)) }
+                m.field(3, string: e.message)
+                m.field(4, uint: e.lsn.rawValue)
+            }
+        }
+        w.field(15, uint: UInt64(consecutiveFailures))
+        w.field(16, time: invalidatedAt)
+        if let invalidatedLSN { w.field(17, uint: invalidatedLSN.rawValue) }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> SyncMark {
+        var m = SyncMark()
+        var r = ByteReader(bytes)
+        try r.fields { tag, v in
+            switch tag {
+            case 1: m.fetchedAt = try v.time()
+            case 2: m.fetchedLSN = LSN(try v.uint())
+            case 3: m.validatedAt = try v.time()
+            case 4: m.lastLSN = LSN(try v.uint())
+            case 5: m.etag = try v.string()
+            case 6: m.lastModified = try v.string()
+            case 7: m.cacheControl = try v.string()
+            case 8: m.responseDate = try v.string()
+            case 9: m.age = try v.string()
+            case 10: m.expires = try v.string()
+            case 11: m.nextCursor = try v.string()
+            case 12: m.pageCount = Int(clamping: try v.uint())
+            case 13: m.lastAttemptAt = try v.time()
+            case 14:
+                var e = FailureInfo(reason: "", status: nil, message: "", lsn: .zero)
+                var inner = v.message
+                try inner.fields { t, x in
+                    switch t {
+                    case 1: e.reason = try x.string()
+                    case 2: e.status = Int(clamping: try x.uint())
+                    case 3: e.message = try x.string()
+                    case 4: e.lsn = LSN(try x.uint())
+                    default: break
+                    }
+                }
+                m.lastError = e
+            case 15: m.consecutiveFailures = Int(clamping: try v.uint())
+            case 16: m.invalidatedAt = try v.time()
+            case 17: m.invalidatedLSN = LSN(try v.uint())
+            default: break
+            }
+        }
+        return m
+    }
+}

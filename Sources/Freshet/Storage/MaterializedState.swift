@@ -1,0 +1,146 @@
+import Foundation
+import FreshetLMDB
+
+/// Reads and writes the materialized collections (rows in order, and SyncMarks) inside a
+/// transaction. Only ``Fold`` writes through it; snapshots and tools read through it.
+struct MaterializedState {
+    let dbs: StoreDatabases
+
+    // MARK: Reading
+
+    /// The collection's rows in order (by position).
+    func rows(_ collection: String, in txn: borrowing Transaction) throws -> [Row] {
+        let prefix = Keys.collection(collection)
+        var rows: [Row] = []
+        var failure: (any Error)?
+        try txn.forEach(dbs.rows, from: prefix) { key, value in
+            guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
+            do {
+                rows.append(try Self.decodeRow(value))
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        return rows
+    }
+
+    /// The number of rows in the collection.
+    func rowCount(_ collection: String, in txn: borrowing Transaction) throws -> Int {
+        let prefix = Keys.collection(collection)
+        var n = 0
+        try txn.forEach(dbs.rowIndex, from: prefix) { key, _ in
+            guard key.starts(with: prefix) else { return false }
+            n += 1
+            return true
+        }
+        return n
+    }
+
+    func syncMark(_ collection: String, in txn: borrowing Transaction) throws -> SyncMark? {
+        guard let bytes = try txn.get(dbs.marks, key: Array(collection.utf8)) else { return nil }
+        do {
+            return try SyncMark.decode(bytes)
+        } catch let error as FormatError {
+            throw StoreError(.corruptRecord, "SyncMark of \(collection): \(error.reason)")
+        }
+    }
+
+    /// Every collection that has a SyncMark (every collection any event touched), sorted by name.
+    func collections(in txn: borrowing Transaction) throws -> [String] {
+        var names: [String] = []
+        try txn.forEach(dbs.marks) { key, _ in
+            names.append(String(decoding: key, as: UTF8.self))
+            return true
+        }
+        return names
+    }
+
+    static func decodeRow(_ value: UnsafeRawBufferPointer) throws -> Row {
+        var r = ByteReader(Array(value))
+        do throws(FormatError) {
+            let n = Int(clamping: try r.varint("row ID length"))
+            let idBytes = try r.bytes(n, "row ID")
+            guard let id = String(validating: idBytes, as: UTF8.self) else {
+                throw FormatError(reason: "row ID is not UTF-8")
+            }
+            let json = Data(try r.bytes(r.remaining, "row JSON"))
+            return Row(id: id, json: json)
+        } catch {
+            throw StoreError(.corruptRecord, "materialized row: \(error.reason)")
+        }
+    }
+
+    static func encodeRow(_ row: Row) -> [UInt8] {
+        var w = ByteWriter(capacity: row.json.count + row.id.utf8.count + 2)
+        let id = Array(row.id.utf8)
+        w.varint(UInt64(id.count))
+        w.raw(id)
+        w.raw(row.json)
+        return w.bytes
+    }
+
+    // MARK: Writing (fold only)
+
+    func putSyncMark(_ mark: SyncMark, _ collection: String, in txn: borrowing Transaction) throws {
+        try txn.put(dbs.marks, key: Array(collection.utf8), value: mark.encoded())
+    }
+
+    /// The position of `id`, if the collection holds it.
+    func position(of id: String, prefix: [UInt8], in txn: borrowing Transaction) throws -> UInt64? {
+        try txn.withValue(dbs.rowIndex, key: Keys.index(prefix, id: id)) { v in
+            v.count == 8 ? Keys.readUInt64(v, at: 0) : nil
+        } ?? nil
+    }
+
+    /// Writes `row` at `position`, replacing what was there, and indexes its ID.
+    func put(_ row: Row, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: Self.encodeRow(row))
+        try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: row.id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+    }
+
+    /// Removes the row with `id`; returns whether it was there.
+    @discardableResult
+    func remove(id: String, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+        guard let position = try position(of: id, prefix: prefix, in: txn) else { return false }
+        try txn.delete(dbs.rows, key: Keys.row(prefix, position: position))
+        try txn.delete(dbs.rowIndex, key: Keys.index(prefix, id: id))
+        return true
+    }
+
+    /// Removes every row whose position is in `lower ..< upper` (nil upper: to the end).
+    func removePositions(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], in txn: borrowing Transaction) throws {
+        var doomed: [(key: [UInt8], id: String)] = []
+        var failure: (any Error)?
+        try txn.forEach(dbs.rows, from: Keys.row(prefix, position: lower)) { key, value in
+            guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
+            if let upper, Keys.readUInt64(key, at: prefix.count) >= upper { return false }
+            do {
+                doomed.append((Array(key), try Self.decodeRow(value).id))
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        for d in doomed {
+            try txn.delete(dbs.rows, key: d.key)
+            try txn.delete(dbs.rowIndex, key: Keys.index(prefix, id: d.id))
+        }
+    }
+
+    /// The largest position in the collection, or nil when it is empty.
+    func lastPosition(prefix: [UInt8], in txn: borrowing Transaction) throws -> UInt64? {
+        var last: UInt64?
+        try txn.forEach(dbs.rows, from: Keys.row(prefix, position: UInt64.max), reverse: true) { key, _ in
+            if key.count == prefix.count + 8, key.starts(with: prefix) {
+                last = Keys.readUInt64(key, at: prefix.count)
+            }
+            return false
+        }
+        return last
+    }
+}

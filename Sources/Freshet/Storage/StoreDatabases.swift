@@ -1,0 +1,86 @@
+import FreshetLMDB
+
+/// The named LMDB databases of a store (docs/log-format.md, "Materialized state").
+///
+/// | name | key | value |
+/// |---|---|---|
+/// | `log` | LSN, 8 bytes big-endian | a ``LogRecord`` |
+/// | `rows` | collection key ‖ position (8 bytes big-endian) | row ID length (varint) ‖ ID ‖ JSON |
+/// | `rowIndex` | collection key ‖ row ID (UTF-8) | position (8 bytes big-endian) |
+/// | `marks` | collection name (UTF-8) | ``SyncMark`` fields |
+/// | `meta` | ASCII name | value (see ``MetaKey``) |
+///
+/// A collection key is the name's UTF-8 length (2 bytes big-endian) followed by the name, so
+/// one collection's keys never prefix another's. A position is `page << 32 | index in page`.
+struct StoreDatabases: Sendable {
+    let log: Database
+    let rows: Database
+    let rowIndex: Database
+    let marks: Database
+    let meta: Database
+
+    static let names = ["log", "rows", "rowIndex", "marks", "meta"]
+
+    static func open(in txn: borrowing Transaction, create: Bool) throws -> StoreDatabases {
+        StoreDatabases(
+            log: try txn.openDatabase("log", create: create),
+            rows: try txn.openDatabase("rows", create: create),
+            rowIndex: try txn.openDatabase("rowIndex", create: create),
+            marks: try txn.openDatabase("marks", create: create),
+            meta: try txn.openDatabase("meta", create: create)
+        )
+    }
+}
+
+/// Keys of the `meta` database.
+enum MetaKey {
+    /// The store format version, one byte (1).
+    static let formatVersion = Array("formatVersion".utf8)
+    /// The last LSN ever assigned, 8 bytes big-endian; kept so LSNs are never reused even
+    /// when compaction removes the newest records' predecessors.
+    static let lastLSN = Array("lastLSN".utf8)
+}
+
+enum Keys {
+    static let maxCollectionBytes = 200
+    static let maxRowIDBytes = 250
+
+    static func collection(_ name: String) -> [UInt8] {
+        let utf8 = Array(name.utf8)
+        return [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8
+    }
+
+    static func row(_ prefix: [UInt8], position: UInt64) -> [UInt8] {
+        prefix + withUnsafeBytes(of: position.bigEndian) { Array($0) }
+    }
+
+    static func index(_ prefix: [UInt8], id: String) -> [UInt8] {
+        prefix + Array(id.utf8)
+    }
+
+    static func position(page: Int, index: Int) -> UInt64 {
+        UInt64(UInt32(clamping: page)) << 32 | UInt64(UInt32(clamping: index))
+    }
+
+    static func readUInt64(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<8 { v = v << 8 | UInt64(bytes[offset + i]) }
+        return v
+    }
+
+    /// Checks a collection name: 1 to 200 bytes of UTF-8, no NUL.
+    static func validate(collection name: String) throws(StoreError) {
+        let n = name.utf8.count
+        guard n > 0, n <= maxCollectionBytes, !name.utf8.contains(0) else {
+            throw StoreError(.invalidName, "collection name \(name.debugDescription) must be 1 to \(maxCollectionBytes) bytes of UTF-8 without NUL")
+        }
+    }
+
+    /// Checks a row ID: 1 to 250 bytes of UTF-8 (LMDB keys are at most 511 bytes).
+    static func validate(rowID id: String, in collection: String) throws(StoreError) {
+        let n = id.utf8.count
+        guard n > 0, n <= maxRowIDBytes else {
+            throw StoreError(.invalidName, "row ID \(id.debugDescription) in \(collection) must be 1 to \(maxRowIDBytes) bytes of UTF-8")
+        }
+    }
+}

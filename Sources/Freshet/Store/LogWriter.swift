@@ -1,0 +1,157 @@
+import Dispatch
+import Foundation
+import FreshetLMDB
+import Synchronization
+
+/// The single writer of a store. Appends from any number of tasks are queued and
+/// **group-committed**: everything queued while the previous transaction was committing goes
+/// into the next one — one write transaction, one fsync.
+///
+/// Each caller's batch runs in a nested transaction, so a batch that fails (an invalid event)
+/// is undone alone and the others in the group still commit. Write transactions run on the
+/// writer's own dispatch queue and never cross an `await`.
+final class LogWriter: Sendable {
+    struct Entry: Sendable {
+        var collection: String
+        var event: Event
+    }
+
+    private struct Job: Sendable {
+        var entries: [Entry]
+        var continuation: CheckedContinuation<LSN, any Error>
+    }
+
+    private struct State: Sendable {
+        var jobs: [Job] = []
+        var draining = false
+        var isClosed = false
+        var lastLSN: LSN
+    }
+
+    private let env: Environment
+    private let state: MaterializedState
+    private let queue = DispatchQueue(label: "freshet.writer", qos: .userInitiated)
+    private let mutable: Mutex<State>
+    private let now: @Sendable () -> Date
+    /// Called on the writer's queue after each commit with the collections it touched and its last LSN.
+    private let didCommit: @Sendable (Set<String>, LSN) -> Void
+
+    init(env: Environment, state: MaterializedState, lastLSN: LSN, now: @escaping @Sendable () -> Date, didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
+        self.env = env
+        self.state = state
+        self.now = now
+        self.didCommit = didCommit
+        self.mutable = Mutex(State(lastLSN: lastLSN))
+    }
+
+    /// The last LSN committed.
+    var lastLSN: LSN { mutable.withLock { $0.lastLSN } }
+
+    /// Appends `entries` atomically (all or none) and returns the LSN of the last one.
+    /// - Throws: ``StoreError`` (``StoreError/closed``, ``StoreError/mapFull``,
+    ///   ``StoreError/invalidEvent``, ``StoreError/storage``); nothing of the batch is kept then.
+    func append(_ entries: [Entry]) async throws -> LSN {
+        precondition(!entries.isEmpty, "append needs at least one event")
+        return try await withCheckedThrowingContinuation { continuation in
+            let startDrain = mutable.withLock { s -> Bool? in
+                if s.isClosed { return nil }
+                s.jobs.append(Job(entries: entries, continuation: continuation))
+                if s.draining { return false }
+                s.draining = true
+                return true
+            }
+            switch startDrain {
+            case nil: continuation.resume(throwing: StoreError(.closed, "the store is closed"))
+            case true?: queue.async { self.drain() }
+            case false?: break
+            }
+        }
+    }
+
+    /// Refuses new appends, waits for queued ones to finish, and returns.
+    func close() {
+        mutable.withLock { $0.isClosed = true }
+        queue.sync {}
+    }
+
+    private func drain() {
+        while true {
+            let jobs = mutable.withLock { s -> [Job] in
+                if s.jobs.isEmpty {
+                    s.draining = false
+                    return []
+                }
+                defer { s.jobs = [] }
+                return s.jobs
+            }
+            if jobs.isEmpty { return }
+            commit(jobs)
+        }
+    }
+
+    private func commit(_ jobs: [Job]) {
+        let start = mutable.withLock { $0.lastLSN }
+        var results: [Result<LSN, any Error>] = []
+        var touched = Set<String>()
+        var last = start
+        do {
+            try env.write { txn in
+                for job in jobs {
+                    do {
+                        let jobLast = try txn.nested { child in
+                            var lsn = last
+                            for entry in job.entries {
+                                lsn = lsn.next
+                                let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
+                                try child.put(state.dbs.log, key: lsn.keyBytes, value: record.encoded(), append: true)
+                                try Fold.apply(record, to: state, in: child)
+                            }
+                            return lsn
+                        }
+                        last = jobLast
+                        results.append(.success(jobLast))
+                        for entry in job.entries { touched.insert(entry.collection) }
+                    } catch {
+                        results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
+                    }
+                }
+                if last != start {
+                    try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
+                }
+            }
+        } catch {
+            let failure = StoreError(error, doing: "committing \(jobs.count) appends")
+            results = jobs.map { _ in .failure(failure) }
+            touched = []
+            last = start
+        }
+        mutable.withLock { $0.lastLSN = last }
+        for (job, result) in zip(jobs, results) { job.continuation.resume(with: result) }
+        if !touched.isEmpty { didCommit(touched, last) }
+    }
+}
+
+extension StoreError {
+    /// Wraps any error met while using LMDB or decoding, keeping a ``StoreError`` as it is.
+    init(_ error: any Error, doing what: String) {
+        switch error {
+        case let error as StoreError:
+            self = error
+        case let error as LMDBError:
+            switch error {
+            case LMDBError.mapFull:
+                self.init(.mapFull, "\(what): the store is full (LMDB map size reached); reopen it with a larger mapSize")
+            case LMDBError.invalid, LMDBError.versionMismatch:
+                self.init(.notAStore, "\(what): not an LMDB store this Freshet can read (\(error))")
+            case LMDBError.corrupted:
+                self.init(.corruptRecord, "\(what): the LMDB file is corrupted (\(error))")
+            default:
+                self.init(.storage, "\(what): \(error)")
+            }
+        case let error as FormatError:
+            self.init(.corruptRecord, "\(what): \(error.reason)")
+        default:
+            self.init(.storage, "\(what): \(error)")
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import FreshetLMDB
+import Synchronization
+
+/// An event-sourced, offline-first store: an LMDB log of everything that happened (fetches,
+/// failures, local writes) folded, in the same transaction, into materialized collections
+/// with SyncMarks. Views observe collections; the network only appends events.
+///
+/// ```swift
+/// let store = try Store(directory: URL(filePath: "demo-store"),
+///                       configuration: .init(baseURL: URL(string: "http://127.0.0.1:8080")))
+/// let pokemon = Resource.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "50"])
+/// Task { for try await snapshot in store.observe("pokemon") { print(snapshot.rows.count) } }
+/// try await store.refresh(pokemon)
+/// ```
+///
+/// A store is `Sendable`; share one per directory. One process may open a directory once.
+public final class Store: Sendable {
+    /// The store's directory (it holds LMDB's `data.mdb` and `lock.mdb`).
+    public let directory: URL
+    public let configuration: Configuration
+    let dependencies: Dependencies
+    let env: Environment
+    let state: MaterializedState
+    let writer: LogWriter
+    let hub: ObserverHub
+    private let claimedPath: String
+    private let isClosed = Atomic<Bool>(false)
+    /// Collections with a refresh in flight, with how many.
+    let inFlight = Mutex<[String: Int]>([:])
+    /// Per-collection freshness lifetimes given by resources.
+    let maxAges = Mutex<[String: Duration]>([:])
+
+    /// Opens the store in `directory`, creating the directory and an empty store when missing.
+    ///
+    /// - Throws: ``StoreError/alreadyOpen`` when this process has the directory open already;
+    ///   ``StoreError/notAStore`` when the directory holds something that is not a store (or
+    ///   `create` is false and there is no store); ``StoreError/unsupportedFormat`` for a store
+    ///   written by a newer format; ``StoreError/storage`` for other LMDB failures.
+    public init(directory: URL, configuration: Configuration = Configuration(), dependencies: Dependencies = .live, create: Bool = true) throws(StoreError) {
+        let fm = FileManager.default
+        let path = directory.standardizedFileURL.path
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw StoreError(.notAStore, "\(path) is a file, not a store directory") }
+            if !create, !fm.fileExists(atPath: path + "/data.mdb") {
+                throw StoreError(.notAStore, "\(path) holds no Freshet store (no data.mdb)")
+            }
+        } else {
+            guard create else { throw StoreError(.notAStore, "\(path) does not exist") }
+            do {
+                try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(.storage, "cannot create \(path): \(error.localizedDescription)")
+            }
+        }
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard OpenDirectories.claim(resolved) else {
+            throw StoreError(.alreadyOpen, "\(path) is already open in this process; share the one Store")
+        }
+        do {
+            let sync: Environment.SyncMode = switch configuration.durability {
+            case .full: .full
+            case .relaxed: .noMetaSync
+            case .none: .noSync
+            }
+            let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, sync: sync)
+            let (dbs, lastLSN) = try Self.prepare(env, path: path, create: create)
+            let state = MaterializedState(dbs: dbs)
+            self.env = env
+            self.state = state
+            self.directory = URL(fileURLWithPath: path)
+            self.configuration = configuration
+            self.dependencies = dependencies
+            self.claimedPath = resolved
+            // The hub and writer call back into the store weakly: they never outlive it.
+            let box = WeakStore()
+            self.hub = ObserverHub(read: { collection in
+                guard let store = box.store else { throw StoreError(.closed, "the store is closed") }
+                return try store.snapshot(collection)
+            })
+            self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, didCommit: { collections, _ in
+                box.store?.hub.publish(collections)
+            })
+            box.store = self
+        } catch {
+            OpenDirectories.release(resolved)
+            throw StoreError(error, doing: "opening \(path)")
+        }
+    }
+
+    /// Opens the named databases, checks the format version, and finds the last LSN.
+    private static func prepare(_ env: Environment, path: String, create: Bool) throws -> (StoreDatabases, LSN) {
+        try env.write { txn in
+            let dbs: StoreDatabases
+            do {
+                dbs = try StoreDatabases.open(in: txn, create: create)
+            } catch LMDBError.notFound {
+                throw StoreError(.notAStore, "\(path) is an LMDB environment without Freshet's databases")
+            }
+            if let version = try txn.get(dbs.meta, key: MetaKey.formatVersion) {
+                guard version == [LogRecord.formatVersion] else {
+                    throw StoreError(.unsupportedFormat, "\(path) has store format \(version.first.map(String.init) ?? "?"); this Freshet reads format \(LogRecord.formatVersion)")
+                }
+            } else {
+                try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion])
+            }
+            var last = LSN.zero
+            if let bytes = try txn.get(dbs.meta, key: MetaKey.lastLSN), bytes.count == 8 {
+                last = LSN(bytes.reduce(0) { $0 << 8 | UInt64($1) })
+            }
+            try txn.forEach(dbs.log, reverse: true) { key, _ in
+                if key.count == 8 { last = max(last, LSN(Keys.readUInt64(key, at: 0))) }
+                return false
+            }
+            return (dbs, last)
+        }
+    }
+
+    /// Closes the store: refuses new appends, waits for queued ones, ends every observation,
+    /// and closes the LMDB environment. Calling it again does nothing.
+    public func close() {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        writer.close()
+        hub.finishAll()
+        env.close()
+        OpenDirectories.release(claimedPath)
+    }
+
+    deinit { close() }
+
+    func checkOpen() throws(StoreError) {
+        if isClosed.load(ordering: .acquiring) { throw StoreError(.closed, "the store at \(directory.path) is closed") }
+    }
+
+    /// The LSN of the last committed event (``LSN/zero`` for an empty log).
+    public var lastLSN: LSN { writer.lastLSN }
+
+    // MARK: Observing
+
+    /// Observes a collection's projection: the stored rows at once, then again after every
+    /// commit that touches it. See ``Observation``.
+    public func observe(_ collection: String) -> Observation {
+        hub.subscribe(collection)
+    }
+
+    /// Reads the collection's current projection from the store (no network).
+    /// - Throws: ``StoreError/closed``, or ``StoreError/corruptRecord`` if stored state is malformed.
+    public func snapshot(_ collection: String) throws(StoreError) -> Snapshot {
+        try checkOpen()
+        let read: (rows: [Row], mark: SyncMark?)
+        do {
+            read = try env.read { txn in (try state.rows(collection, in: txn), try state.syncMark(collection, in: txn)) }
+        } catch {
+            throw StoreError(error, doing: "reading \(collection)")
+        }
+        let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
+        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero)
+    }
+
+    /// The names of every collection an event has touched, sorted.
+    public func collections() throws(StoreError) -> [String] {
+        try checkOpen()
+        do {
+            return try env.read { txn in try state.collections(in: txn) }
+        } catch {
+            throw StoreError(error, doing: "listing collections")
+        }
+    }
+
+    func status(rows: [Row], mark: SyncMark?, collection: String) -> Snapshot.Status {
+        let fetching = inFlight.withLock { ($0[collection] ?? 0) > 0 }
+        if fetching { return rows.isEmpty ? .loading : .refreshing }
+        guard let mark else { return .empty }
+        if mark.consecutiveFailures > 0, let error = mark.lastError {
+            return .failed(error: error, lastSyncedAt: mark.validatedAt)
+        }
+        guard let validatedAt = mark.validatedAt else { return rows.isEmpty ? .empty : .fresh }
+        if mark.invalidatedAt != nil { return .stale }
+        let maxAge = maxAges.withLock { $0[collection] } ?? configuration.defaultMaxAge
+        let age = dependencies.now().timeIntervalSince(validatedAt)
+        return age <= maxAge.seconds ? .fresh : .stale
+    }
+
+    // MARK: Appending
+
+    /// Appends one event to `collection` and folds it in one write transaction.
+    ///
+    /// - Returns: the event's LSN, once committed (durable per ``Configuration/durability``).
+    /// - Throws: ``StoreError/invalidName`` for a bad collection name or row ID,
+    ///   ``StoreError/closed``, ``StoreError/mapFull``, ``StoreError/storage``. On a throw
+    ///   nothing was appended.
+    @discardableResult
+    public func append(_ event: Event, to collection: String) async throws(StoreError) -> LSN {
+        try await append([(collection, event)])
+    }
+
+    /// Appends several events atomically, in order (all are committed, or none).
+    /// - Returns: the LSN of the last one.
+    @discardableResult
+    public func append(_ events: [(collection: String, event: Event)]) async throws(StoreError) -> LSN {
+        try checkOpen()
+        guard !events.isEmpty else { return lastLSN }
+        for (collection, event) in events { try Self.validate(event, in: collection) }
+        do {
+            return try await writer.append(events.map { LogWriter.Entry(collection: $0.collection, event: $0.event) })
+        } catch {
+            throw StoreError(error, doing: "appending to \(events[0].collection)")
+        }
+    }
+
+    /// Writes to a local-only collection (such as favourites): upserts and deletes, in order,
+    /// as one `localWrite` event. Local-only collections are never fetched.
+    @discardableResult
+    public func localWrite(_ collection: String, _ ops: [Event.RowChanges.Op]) async throws(StoreError) -> LSN {
+        try await append(.localWrite(Event.RowChanges(ops)), to: collection)
+    }
+
+    /// Marks a collection stale: its next status is ``Snapshot/Status/stale`` until a fetch
+    /// succeeds. Appends an `invalidated` event.
+    @discardableResult
+    public func invalidate(_ collection: String, reason: String? = nil) async throws(StoreError) -> LSN {
+        try await append(.invalidated(Event.Invalidated(reason: reason)), to: collection)
+    }
+
+    static func validate(_ event: Event, in collection: String) throws(StoreError) {
+        try Keys.validate(collection: collection)
+        switch event {
+        case .fetched(let f):
+            for row in f.rows { try Keys.validate(rowID: row.id, in: collection) }
+            if case .page(let index, _) = f.placement, index < 0 || index > Int(UInt32.max) - 1 {
+                throw StoreError(.invalidEvent, "page index \(index) of \(collection) is out of range")
+            }
+        case .changed(let c), .localWrite(let c):
+            for op in c.ops {
+                switch op {
+                case .upsert(let row): try Keys.validate(rowID: row.id, in: collection)
+                case .delete(let id): try Keys.validate(rowID: id, in: collection)
+                }
+            }
+        case .notModified, .fetchFailed, .invalidated:
+            break
+        }
+    }
+}
+
+/// A weak reference the writer and hub use to reach their store without keeping it alive.
+private final class WeakStore: @unchecked Sendable {
+    // Set once, in Store.init, before the writer or hub can run.
+    weak var store: Store?
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let c = components
+        return Double(c.seconds) + Double(c.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The fixture API server (tools/fixture-server/fixture_server.py), run as a child process.
+final class FixtureServer {
+    let process: Process
+    let baseURL: URL
+
+    private init(process: Process, baseURL: URL) {
+        self.process = process
+        self.baseURL = baseURL
+    }
+
+    /// Starts the server on a free loopback port and waits for its ready line.
+    static func start(requestLog: URL) throws -> FixtureServer {
+        let script = URL(fileURLWithPath: "tools/fixture-server/fixture_server.py")
+        guard FileManager.default.fileExists(atPath: script.path) else {
+            throw DemoFailure(description: "run the demo from the repository root (no \(script.path) here)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "--port", "0", "--request-log", requestLog.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var buffer = Data()
+        while !buffer.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { throw DemoFailure(description: "the fixture server exited before it was ready") }
+            buffer.append(chunk)
+        }
+        let line = buffer.prefix(while: { $0 != UInt8(ascii: "\n") })
+        struct Ready: Decodable { let base_url: String }
+        let ready = try JSONDecoder().decode(Ready.self, from: line)
+        guard let url = URL(string: ready.base_url) else { throw DemoFailure(description: "bad ready line \(String(decoding: line, as: UTF8.self))") }
+        return FixtureServer(process: process, baseURL: url)
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}

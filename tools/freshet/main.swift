@@ -1,0 +1,9 @@
+import Foundation
+import FreshetCommands
+
+// `freshet`: inspect a Freshet store. All logic lives in FreshetCommands so tests can run it.
+let tool = Tool(
+    standardOutput: { print($0) },
+    standardError: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+)
+exit(tool.run(Array(CommandLine.arguments.dropFirst())))
