@@ -10,17 +10,31 @@ final class FixtureServer {
         self.baseURL = baseURL
     }
 
-    /// Starts the server on a free loopback port and waits for its ready line.
+    /// The demo's port: stable across runs, so stored page URLs and their validators still
+    /// match the next run's requests (a real API's base URL does not change either).
+    static let preferredPort = 8151
+
+    /// Starts the server on 127.0.0.1:8151, or on a free port when that one is taken, and
+    /// waits for its ready line.
     static func start(requestLog: URL) throws -> FixtureServer {
+        do {
+            return try start(requestLog: requestLog, port: preferredPort)
+        } catch {
+            return try start(requestLog: requestLog, port: 0)
+        }
+    }
+
+    private static func start(requestLog: URL, port: Int) throws -> FixtureServer {
         let script = URL(fileURLWithPath: "tools/fixture-server/fixture_server.py")
         guard FileManager.default.fileExists(atPath: script.path) else {
             throw DemoFailure(description: "run the demo from the repository root (no \(script.path) here)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--port", "0", "--request-log", requestLog.path]
+        process.arguments = ["python3", script.path, "--port", String(port), "--max-age", "30", "--request-log", requestLog.path]
         let out = Pipe()
         process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
         try process.run()
         var buffer = Data()
         while !buffer.contains(UInt8(ascii: "\n")) {

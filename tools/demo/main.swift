@@ -33,47 +33,69 @@ func describe(_ date: Date?) -> String {
     return LogRecord.iso8601(date)
 }
 
+/// "12 requests: 3 × 200, 9 × 304", from the fixture server's request log.
+func requestCounts() throws -> String {
+    struct Line: Decodable { let status: Int }
+    let text = try String(contentsOf: requestLog, encoding: .utf8)
+    let statuses = try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)).status }
+    let byStatus = Dictionary(grouping: statuses, by: { $0 }).sorted { $0.key < $1.key }.map { "\($0.value.count) × \($0.key)" }
+    return "\(statuses.count) request\(statuses.count == 1 ? "" : "s")" + (byStatus.isEmpty ? "" : ": " + byStatus.joined(separator: ", "))
+}
+
 @MainActor
 func run() async throws {
+    // One request log per run, so it shows exactly what this run sent.
+    if FileManager.default.fileExists(atPath: requestLog.path) { try FileManager.default.removeItem(at: requestLog) }
     let server = try FixtureServer.start(requestLog: requestLog)
     print("Fixture server (real PokeAPI data, 151 pokemon) on \(server.baseURL.absoluteString)")
     print("Store: \(storeURL.path)\n")
 
-    var configuration = Configuration(durability: .full, baseURL: server.baseURL)
-    configuration.defaultMaxAge = .seconds(60)
+    let configuration = Configuration(durability: .full, baseURL: server.baseURL)
     var store: Store? = try Store(directory: storeURL, configuration: configuration)
     guard let live = store else { return }
 
+    let pokemon = Resource.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"], freshness: .http)
     let before = try live.snapshot("pokemon")
     if before.rows.isEmpty {
         print("1. The store is empty: an observer's first snapshot has 0 rows (status \(before.status)).")
     } else {
         print("1. From an earlier run, an observer sees \(before.rows.count) rows at once, before any network (status \(before.status)).")
+        print("   freshness: \(Freshness.evaluate(before.syncMark, policy: .http, now: Date()).reason)")
     }
 
     // The view: observes the projection, never the network.
+    let startLSN = live.lastLSN
     let progress = Task { @MainActor in
         var lastCount = -1
         for try await snapshot in live.observe("pokemon") {
-            guard snapshot.rows.count != lastCount else { continue }
-            lastCount = snapshot.rows.count
-            let pages = snapshot.syncMark?.pageCount ?? 0
-            print("   observer: \(snapshot.rows.count) rows, \(pages) page\(pages == 1 ? "" : "s"), LSN \(snapshot.lsn)")
+            if snapshot.rows.count != lastCount {
+                lastCount = snapshot.rows.count
+                let pages = snapshot.syncMark?.pageCount ?? 0
+                print("   observer: \(snapshot.rows.count) rows, \(pages) page\(pages == 1 ? "" : "s"), LSN \(snapshot.lsn), \(snapshot.status)")
+            }
+            if snapshot.lsn > startLSN, snapshot.syncMark?.nextCursor == nil, snapshot.status != .refreshing { return }
         }
     }
 
-    print("2. Full sync of /api/v2/pokemon/ in pages of 20 (following `next`):")
+    print("2. refreshIfNeeded on /api/v2/pokemon/ in pages of 20 (policy .http: the server's Cache-Control):")
     let syncStart = ContinuousClock.now
-    let summary = try await live.refresh(.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"]))
+    let summary = try await live.refreshIfNeeded(pokemon)
     let syncTime = elapsed(since: syncStart)
-    print("   synced \(summary.rows) pokemon in \(summary.pages) pages in \(syncTime) (last LSN \(summary.lsn))")
-    progress.cancel()
-
-    print("3. Details of a few pokemon, each upserted into `pokemon-detail`:")
-    for id in [1, 4, 7, 25, 133] {
-        try await live.refresh(.document("pokemon-detail", path: "/api/v2/pokemon/\(id)/"))
+    if let summary {
+        let fetched = summary.pages - summary.notModified
+        print("   \(summary.pages) pages in \(syncTime): \(fetched) fetched (\(summary.rows) rows), \(summary.notModified) answered 304 Not Modified (rows kept); last LSN \(summary.lsn)")
+        _ = await progress.result
+    } else {
+        progress.cancel()
+        print("   still fresh: no request sent")
     }
-    print("   \(try live.snapshot("pokemon-detail").rows.count) detail rows")
+
+    print("3. Details of a few pokemon, each in its own collection `pokemon/ID` with its own SyncMark:")
+    var detailRequests = 0
+    for id in [1, 2, 3, 4, 5, 6, 7, 8, 25] {
+        if try await live.refreshIfNeeded(.document("pokemon/\(id)", path: "/api/v2/pokemon/\(id)/", freshness: .http)) != nil { detailRequests += 1 }
+    }
+    print("   9 details: \(detailRequests) refreshed, \(9 - detailRequests) still fresh")
 
     print("4. Two favourites, written locally (`localWrite`, never sent):")
     try await live.localWrite("favourites", [
@@ -83,7 +105,10 @@ func run() async throws {
     print("   favourites: \(try live.snapshot("favourites").rows.map(\.id).joined(separator: ", "))")
 
     let snapshot = try live.snapshot("pokemon")
-    let details = Dictionary(uniqueKeysWithValues: try live.snapshot("pokemon-detail").decodeRows(PokemonDetail.self).map { ($0.id, $0) })
+    var details: [Int: PokemonDetail] = [:]
+    for id in 1...8 {
+        if let detail = try live.snapshot("pokemon/\(id)").decodeRows(PokemonDetail.self).first { details[id] = detail }
+    }
     print("\n5. What an observer of `pokemon` sees: \(snapshot.rows.count) rows, status \(snapshot.status)")
     for row in snapshot.rows.prefix(8) {
         let entry = try row.decode(PokemonEntry.self)
@@ -99,7 +124,9 @@ func run() async throws {
     live.close()
     store = nil
     let reopenStart = ContinuousClock.now
-    let relaunched = try Store(directory: storeURL, configuration: configuration)
+    var offlineConfiguration = configuration
+    offlineConfiguration.retry = .init(maxAttempts: 3, baseDelay: .milliseconds(200))
+    let relaunched = try Store(directory: storeURL, configuration: offlineConfiguration)
     var iterator = relaunched.observe("pokemon").makeAsyncIterator()
     guard let first = try await iterator.next() else { throw DemoFailure(description: "the observation ended early") }
     let reopenTime = elapsed(since: reopenStart)
@@ -107,18 +134,16 @@ func run() async throws {
     do {
         try await relaunched.refresh(.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"]))
     } catch {
-        print("   a refresh now fails (\(error.code): \(error.message));")
+        print("   a pull-to-refresh now fails after 3 attempts (backoff 0.2 s, 0.4 s): \(error.code)")
         let after = try relaunched.snapshot("pokemon")
-        if case .failed(let failure, let lastSynced) = after.status {
-            print("   the view still shows \(after.rows.count) rows, status failed (\(failure.reason)), last synced \(describe(lastSynced))")
-        }
+        print("   the view still shows \(after.rows.count) rows, status \(after.status)")
     }
     let firstNames = try first.rows.prefix(3).map { try $0.decode(PokemonEntry.self).name }
     print("   first rows from the store: \(firstNames.joined(separator: ", "))")
     relaunched.close()
 
-    print("\nTimings: full sync \(syncTime); reopen to first snapshot \(reopenTime).")
-    print("Requests the server saw: \(requestLog.path)")
+    print("\nTimings: refresh \(syncTime); reopen to first snapshot \(reopenTime).")
+    print("Requests the server saw in this run: \(try requestCounts()) (one JSON line each in \(requestLog.path))")
     print("Inspect the log:  swift run freshet dump demo-store")
 }
 

@@ -19,8 +19,12 @@ extension Event {
             for row in f.rows { w.field(4) { $0.encode(row) } }
             w.field(5) { $0.encode(f.response) }
             w.field(6, string: f.nextCursor)
+            if let basis = f.basisLSN { w.field(7, uint: basis.rawValue) }
+            if f.rowsWithheld { w.field(8, bool: true) }
         case .notModified(let n):
             w.field(1) { $0.encode(n.response) }
+            if let page = n.page { w.field(2, uint: UInt64(page)) }
+            if let basis = n.basisLSN { w.field(3, uint: basis.rawValue) }
         case .fetchFailed(let f):
             w.field(1, string: f.url)
             w.field(2, string: f.reason)
@@ -58,8 +62,12 @@ extension Event {
             var rows: [Row] = []
             var response: ResponseInfo?
             var next: String?
+            var basis: LSN?
+            var withheld = false
             try r.fields { tag, v in
                 switch tag {
+                case 7: basis = LSN(try v.uint())
+                case 8: withheld = try v.bool()
                 case 1: placementCode = try v.uint()
                 case 2: index = Int(clamping: try v.uint())
                 case 3: isLast = try v.bool()
@@ -77,14 +85,21 @@ extension Event {
             default: throw FormatError(reason: "fetched event has unknown placement \(placementCode)")
             }
             guard let response else { throw FormatError(reason: "fetched event has no response field") }
-            return .fetched(Fetched(placement: placement, rows: rows, response: response, nextCursor: next))
+            return .fetched(Fetched(placement: placement, rows: rows, response: response, nextCursor: next, basisLSN: basis, rowsWithheld: withheld))
         case .notModified:
             var response: ResponseInfo?
+            var page: Int?
+            var basis: LSN?
             try r.fields { tag, v in
-                if tag == 1 { response = try ResponseInfo.decodeField(v.message) }
+                switch tag {
+                case 1: response = try ResponseInfo.decodeField(v.message)
+                case 2: page = Int(clamping: try v.uint())
+                case 3: basis = LSN(try v.uint())
+                default: break
+                }
             }
             guard let response else { throw FormatError(reason: "notModified event has no response field") }
-            return .notModified(NotModified(response: response))
+            return .notModified(NotModified(response: response, page: page, basisLSN: basis))
         case .fetchFailed:
             var f = FetchFailed(url: "", reason: "", message: "", attempt: 1)
             try r.fields { tag, v in

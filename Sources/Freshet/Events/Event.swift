@@ -52,19 +52,36 @@ extension Event {
         public var response: ResponseInfo
         /// The next page's cursor (for PokeAPI, the absolute `next` URL); nil on the last page.
         public var nextCursor: String?
+        /// The store's last LSN when the request was sent. An invalidation after it is not
+        /// satisfied by this response (the data may predate it), so the fold keeps it.
+        public var basisLSN: LSN?
+        /// The server said `Cache-Control: no-store` (RFC 9111 §5.2.2.5): the rows are kept in
+        /// memory only; the event carries none and the fold removes any stored rows.
+        public var rowsWithheld: Bool
 
-        public init(placement: Placement, rows: [Row], response: ResponseInfo, nextCursor: String? = nil) {
+        public init(placement: Placement, rows: [Row], response: ResponseInfo, nextCursor: String? = nil, basisLSN: LSN? = nil, rowsWithheld: Bool = false) {
             self.placement = placement
             self.rows = rows
             self.response = response
             self.nextCursor = nextCursor
+            self.basisLSN = basisLSN
+            self.rowsWithheld = rowsWithheld
         }
     }
 
     /// A 304 Not Modified answer to a conditional request.
     public struct NotModified: Sendable, Hashable {
         public var response: ResponseInfo
-        public init(response: ResponseInfo) { self.response = response }
+        /// The page that was revalidated, for paged collections (0-based); nil otherwise.
+        public var page: Int?
+        /// See ``Fetched/basisLSN``.
+        public var basisLSN: LSN?
+
+        public init(response: ResponseInfo, page: Int? = nil, basisLSN: LSN? = nil) {
+            self.response = response
+            self.page = page
+            self.basisLSN = basisLSN
+        }
     }
 
     /// A failed fetch attempt. The collection's rows are kept.

@@ -48,30 +48,41 @@ public struct Resource: Sendable, Hashable {
     public var rows: RowLocation
     public var id: RowIdentity
     public var paging: Paging
-    /// How long the rows stay fresh after the server confirmed them; nil: the store's default.
-    public var maxAge: Duration?
+    /// When the rows are stale; nil: ``Configuration/defaultFreshness``.
+    public var freshness: FreshnessPolicy?
 
-    public init(collection: String, path: String, query: [String: String] = [:], rows: RowLocation, id: RowIdentity, paging: Paging = .none, maxAge: Duration? = nil) {
+    public init(collection: String, path: String, query: [String: String] = [:], rows: RowLocation, id: RowIdentity, paging: Paging = .none, freshness: FreshnessPolicy? = nil) {
         self.collection = collection
         self.path = path
         self.query = query
         self.rows = rows
         self.id = id
         self.paging = paging
-        self.maxAge = maxAge
+        self.freshness = freshness
     }
 
     /// A list collection, by default in PokeAPI's shape (`results`, IDs from `url`, `next` paging).
     public static func list(
         _ collection: String, path: String, query: [String: String] = [:], rowsAt key: String = "results",
-        id: RowIdentity = .lastPathComponent(of: "url"), paging: Paging = .nextField("next"), maxAge: Duration? = nil
+        id: RowIdentity = .lastPathComponent(of: "url"), paging: Paging = .nextField("next"), freshness: FreshnessPolicy? = nil
     ) -> Resource {
-        Resource(collection: collection, path: path, query: query, rows: .array(at: key), id: id, paging: paging, maxAge: maxAge)
+        Resource(collection: collection, path: path, query: query, rows: .array(at: key), id: id, paging: paging, freshness: freshness)
     }
 
     /// One document upserted as a row of `collection` (for example one pokemon's details).
-    public static func document(_ collection: String, path: String, id: RowIdentity = .field("id"), maxAge: Duration? = nil) -> Resource {
-        Resource(collection: collection, path: path, rows: .document, id: id, maxAge: maxAge)
+    public static func document(_ collection: String, path: String, id: RowIdentity = .field("id"), freshness: FreshnessPolicy? = nil) -> Resource {
+        Resource(collection: collection, path: path, rows: .document, id: id, freshness: freshness)
+    }
+
+    /// The in-flight deduplication key: the collection and the first request's URL with its
+    /// query sorted, so the same parameters in another order make the same key.
+    public func requestKey(relativeTo base: URL?) throws(FetchError) -> String {
+        let url = try self.url(relativeTo: base)
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return collection + " " + url.absoluteString }
+        if let items = components.queryItems {
+            components.queryItems = items.sorted { ($0.name, $0.value ?? "") < ($1.name, $1.value ?? "") }
+        }
+        return collection + " " + (components.url?.absoluteString ?? url.absoluteString)
     }
 
     /// The first request's URL: `path` resolved against `base`, with the query sorted by name.

@@ -4,100 +4,339 @@ import FoundationNetworking
 #endif
 import FreshetHTTP
 
-/// What one ``Store/refresh(_:)`` did.
+/// What one refresh did.
 public struct RefreshSummary: Sendable, Hashable {
-    /// How many pages (requests) were fetched.
+    /// How many pages (requests that succeeded) the refresh went through.
     public var pages: Int
-    /// How many rows the fetched pages held in all.
+    /// How many of them the server answered 304 Not Modified.
+    public var notModified: Int
+    /// How many rows the 2xx pages held in all.
     public var rows: Int
-    /// The LSN of the last `fetched` event appended.
+    /// The LSN of the last event appended.
     public var lsn: LSN
 }
 
 extension Store {
-    /// Fetches `resource` from the network and appends what happened: one `fetched` event per
-    /// page (following `next` links to the last page), or a `fetchFailed` event.
+    // MARK: Public API
+
+    /// Fetches `resource` from the network and appends what happened: per page a `fetched`
+    /// event (a 2xx), a `notModified` event (a 304 to the conditional request made from the
+    /// stored validators), or a `fetchFailed` event per failed attempt.
     ///
-    /// Refresh returns nothing to show: observers of the collection see the new rows. While it
-    /// runs, observers see status ``Snapshot/Status/loading`` (no rows yet) or
-    /// ``Snapshot/Status/refreshing``.
+    /// Concurrent refreshes of the same resource (same collection and parameters, in any
+    /// order) share one request and its outcome. A refresh asked for after
+    /// ``invalidate(_:reason:)`` does not join a request that started before; it runs after it.
+    /// While it runs, observers see ``Snapshot/Status/loading`` or ``Snapshot/Status/refreshing``.
     ///
-    /// - Throws: ``FetchError`` — `httpStatus` (a status outside 200–299), `timedOut`,
-    ///   `cannotConnect`, `connectionLost`, `malformedBody` (not JSON, not the expected
-    ///   shape, a row without an ID), `pagingLoop`, `invalidURL`, `transport`: each one also
-    ///   appended as `fetchFailed`, and the collection keeps its previous rows (pages fetched
-    ///   before the failure stay). `cancelled` appends nothing. `storage` when the store
-    ///   cannot append.
+    /// - Throws: ``FetchError``: `httpStatus` (a 4xx, or a 5xx/408/429 after the last
+    ///   attempt), `timedOut`, `cannotConnect`, `connectionLost`, `malformedBody`,
+    ///   `pagingLoop`, `invalidURL`, `transport` — each attempt was appended as `fetchFailed`,
+    ///   and the collection keeps its rows. `cancelled` when the task was cancelled: the retry
+    ///   loop stops and nothing more is appended. `storage` when the store cannot append.
     @discardableResult
     public func refresh(_ resource: Resource) async throws(FetchError) -> RefreshSummary {
-        if let maxAge = resource.maxAge { maxAges.withLock { $0[resource.collection] = maxAge } }
-        var url = try resource.url(relativeTo: configuration.baseURL)
+        let url = try resource.url(relativeTo: configuration.baseURL)
         do {
             try checkOpen()
             try Keys.validate(collection: resource.collection)
         } catch {
             throw FetchError(.storage, error.message, url: url.absoluteString)
         }
-        beginFetch(resource.collection)
-        defer { endFetch(resource.collection) }
-
-        var page = 0
-        var rowCount = 0
-        var lastLSN = LSN.zero
-        var seen: Set<String> = [url.absoluteString]
-        while true {
-            try Task.checkCancellation(or: url)
-            let response = try await send(url: url, collection: resource.collection)
-            guard (200..<300).contains(response.status) else {
-                let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
-                throw await fail(resource.collection, .httpStatus, "GET \(url.absoluteString) answered \(response.status) \(reason)", status: response.status, url: url, duration: response.duration)
+        refreshes.register(resource)
+        let key = try resource.requestKey(relativeTo: configuration.baseURL)
+        let task = refreshes.join(key: key, collection: resource.collection) { previous in
+            Task {
+                // An older request for the same key folds first; its outcome does not matter here.
+                if let previous { _ = await previous.result }
+                return try await self.performRefresh(resource, from: url)
             }
-            if let type = response.headers["Content-Type"], !Self.isJSON(type) {
-                throw await fail(resource.collection, .malformedBody, "GET \(url.absoluteString) answered \(type), not JSON", status: response.status, url: url, duration: response.duration)
-            }
-            let extracted: RowExtraction.Result
-            do {
-                extracted = try RowExtraction.extract(response.body, for: resource)
-            } catch {
-                throw await fail(resource.collection, .malformedBody, "GET \(url.absoluteString): \(error.reason)", status: response.status, url: url, duration: response.duration)
-            }
-            var next: URL?
-            switch resource.paging {
-            case .none: next = nil
-            case .nextField: next = extracted.next.flatMap { URL(string: $0, relativeTo: response.url)?.absoluteURL }
-            case .linkHeader: next = response.headers["Link"].flatMap { Self.nextLink($0, base: response.url) }
-            }
-            if let candidate = next {
-                if seen.contains(candidate.absoluteString) || page + 1 >= configuration.maxPages {
-                    throw await fail(resource.collection, .pagingLoop, "paging of \(resource.collection) does not end: page \(page + 1) would be \(candidate.absoluteString)", status: nil, url: url, duration: response.duration)
-                }
-                seen.insert(candidate.absoluteString)
-            }
-            let placement: Event.Fetched.Placement = switch (resource.rows, resource.paging) {
-            case (.document, _): .upsert
-            case (_, .none): .replace
-            default: .page(index: page, isLast: next == nil)
-            }
-            let event = Event.Fetched(placement: placement, rows: extracted.rows, response: Self.info(response, url: url), nextCursor: next?.absoluteString)
-            do {
-                lastLSN = try await append(.fetched(event), to: resource.collection)
-            } catch {
-                throw FetchError(.storage, "could not append the response of \(url.absoluteString): \(error.message)", status: response.status, url: url.absoluteString)
-            }
-            rowCount += extracted.rows.count
-            page += 1
-            guard let next else { break }
-            url = next
         }
-        return RefreshSummary(pages: page, rows: rowCount, lsn: lastLSN)
+        let result = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            // The last caller to give up cancels the shared request.
+            if refreshes.leave(key: key, task: task) { task.cancel() }
+        }
+        _ = refreshes.leave(key: key, task: task)
+        switch result {
+        case .success(let summary): return summary
+        case .failure(let error as FetchError): throw error
+        case .failure(let error): throw FetchError(.transport, "\(error)", url: url.absoluteString)
+        }
     }
 
-    private func send(url: URL, collection: String) async throws(FetchError) -> HTTPResponse {
+    /// Refreshes `resource` only when its collection is stale under its freshness policy
+    /// (see ``FreshnessPolicy``); returns nil without any request when it is fresh.
+    /// - Throws: what ``refresh(_:)`` throws.
+    @discardableResult
+    public func refreshIfNeeded(_ resource: Resource) async throws(FetchError) -> RefreshSummary? {
+        refreshes.register(resource)
+        let mark: SyncMark?
+        do {
+            mark = try snapshot(resource.collection).syncMark
+        } catch {
+            throw FetchError(.storage, error.message, url: resource.path)
+        }
+        guard freshness(of: resource.collection, mark: mark).isStale else { return nil }
+        return try await refresh(resource)
+    }
+
+    /// Observes `resource`'s collection like ``observe(_:)-(String)`` and, like TanStack
+    /// Query's `useQuery`, refreshes it in the background when it is stale. The stored rows
+    /// come first, at once; fetch failures show in the snapshots' status and in the log.
+    public func observe(_ resource: Resource) -> Observation {
+        refreshes.register(resource)
+        let observation = observe(resource.collection)
+        startBackgroundRefresh(resource, onlyIfStale: true)
+        return observation
+    }
+
+    /// Tells the store the app came to the foreground: refreshes every observed collection
+    /// that is stale, and returns when those refreshes have finished. Fresh collections make
+    /// no request. Failures are recorded in the log and the snapshots' status.
+    public func didBecomeActive() async {
+        await refreshObservedStaleCollections()
+    }
+
+    /// Tells the store the network is reachable again: like ``didBecomeActive()``.
+    public func networkDidBecomeReachable() async {
+        await refreshObservedStaleCollections()
+    }
+
+    // MARK: Background work
+
+    func refreshObservedStaleCollections() async {
+        let resources = hub.observedCollections.sorted().compactMap { refreshes.resource(for: $0) }
+        await withTaskGroup(of: Void.self) { group in
+            for resource in resources {
+                group.addTask { await self.refreshRecordingFailure(resource, onlyIfStale: true) }
+            }
+        }
+    }
+
+    func startBackgroundRefresh(_ resource: Resource, onlyIfStale: Bool = false) {
+        Task { await self.refreshRecordingFailure(resource, onlyIfStale: onlyIfStale) }
+    }
+
+    /// Refreshes, leaving failures to the log and the snapshots' status: background refreshes
+    /// have no caller to throw to.
+    private func refreshRecordingFailure(_ resource: Resource, onlyIfStale: Bool) async {
+        do {
+            if onlyIfStale { try await refreshIfNeeded(resource) } else { try await refresh(resource) }
+        } catch {
+            // Recorded as fetchFailed (or cancelled, which records nothing by design).
+        }
+    }
+
+    // MARK: One refresh
+
+    private func performRefresh(_ resource: Resource, from start: URL) async throws(FetchError) -> RefreshSummary {
+        let collection = resource.collection
+        refreshes.beginFetch(collection)
+        hub.publish([collection])
+        defer {
+            refreshes.endFetch(collection)
+            hub.publish([collection])
+        }
+        let policy = resource.freshness ?? configuration.defaultFreshness
+        let stored: SyncMark?
+        do {
+            stored = try snapshot(collection).syncMark
+        } catch {
+            throw FetchError(.storage, error.message, url: start.absoluteString)
+        }
+        let paged = resource.paging != .none && resource.rows != .document
+        var url = start
+        var page = 0
+        var summary = RefreshSummary(pages: 0, notModified: 0, rows: 0, lsn: .zero)
+        var seen: Set<String> = [start.absoluteString]
+        while true {
+            let validators = Self.validators(for: url, page: paged ? page : nil, in: stored)
+            let basis = lastLSN
+            let outcome = try await exchangeWithRetries(resource, url: url, validators: validators)
+            var next: URL?
+            switch outcome {
+            case .notModified(let response):
+                let storedNext = paged && page < (stored?.pages.count ?? 0) ? stored?.pages[page].next : nil
+                next = storedNext.flatMap { URL(string: $0) }
+                let event = Event.NotModified(response: Self.info(response, url: url), page: paged ? page : nil, basisLSN: basis)
+                summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url)
+                summary.notModified += 1
+            case .fetched(let response, let extracted):
+                switch resource.paging {
+                case .none: next = nil
+                case .nextField: next = extracted.next.flatMap { URL(string: $0, relativeTo: response.url)?.absoluteURL }
+                case .linkHeader: next = LinkHeader(headers: response.headers, baseURL: response.url).url(rel: "next")
+                }
+                if !paged { next = nil }
+                let noStore = policy == .http && CacheControl(headers: response.headers).noStore
+                let placement: Event.Fetched.Placement = switch (resource.rows, paged) {
+                case (.document, _): .upsert
+                case (_, false): .replace
+                case (_, true): .page(index: page, isLast: next == nil)
+                }
+                if noStore {
+                    switch placement {
+                    case .upsert: refreshes.upsertVolatile(extracted.rows, collection: collection)
+                    case .replace: refreshes.setVolatile(extracted.rows, collection: collection, page: 0, isLast: true)
+                    case .page(let index, let isLast): refreshes.setVolatile(extracted.rows, collection: collection, page: index, isLast: isLast)
+                    }
+                } else {
+                    refreshes.clearVolatile(collection)
+                }
+                let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: url),
+                                          nextCursor: next?.absoluteString, basisLSN: basis, rowsWithheld: noStore)
+                summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url)
+                summary.rows += extracted.rows.count
+            }
+            summary.pages += 1
+            guard let candidate = next else { break }
+            if seen.contains(candidate.absoluteString) || page + 1 >= configuration.maxPages {
+                throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(candidate.absoluteString)",
+                                 status: nil, url: url, attempt: 1, duration: nil)
+            }
+            seen.insert(candidate.absoluteString)
+            page += 1
+            url = candidate
+        }
+        return summary
+    }
+
+    private func appendForRefresh(_ event: Event, to collection: String, url: URL) async throws(FetchError) -> LSN {
+        do {
+            return try await append(event, to: collection)
+        } catch {
+            throw FetchError(.storage, "could not append the response of \(url.absoluteString): \(error.message)", url: url.absoluteString)
+        }
+    }
+
+    /// The validators stored for this request: the page's own for paged collections (when
+    /// the stored page has the same URL), the collection's otherwise.
+    static func validators(for url: URL, page: Int?, in mark: SyncMark?) -> (etag: String?, lastModified: String?) {
+        guard let mark, mark.validatedAt != nil, !mark.noStore else { return (nil, nil) }
+        if let page {
+            guard page < mark.pages.count, mark.pages[page].url == url.absoluteString else { return (nil, nil) }
+            return (mark.pages[page].etag, mark.pages[page].lastModified)
+        }
+        return (mark.etag, mark.lastModified)
+    }
+
+    // MARK: One request, with retries
+
+    enum Outcome {
+        case fetched(HTTPResponse, RowExtraction.Result)
+        case notModified(HTTPResponse)
+    }
+
+    private struct AttemptFailure: Error {
+        var code: FetchError.Code
+        var message: String
+        var status: Int?
+        var retryable: Bool
+        var retryAfter: RetryAfter?
+        var duration: Duration?
+    }
+
+    /// Sends the GET, retrying per ``Configuration/retry``; every failed attempt is appended
+    /// as `fetchFailed` with its attempt number.
+    private func exchangeWithRetries(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?)) async throws(FetchError) -> Outcome {
+        let policy = configuration.retry
+        var attempt = 1
+        while true {
+            try Task.checkCancellation(or: url)
+            let failure: AttemptFailure
+            switch await attemptOnce(resource, url: url, validators: validators) {
+            case .success(let outcome): return outcome
+            case .failure(let f): failure = f
+            }
+            if failure.code == .cancelled {
+                throw FetchError(.cancelled, failure.message, url: url.absoluteString)
+            }
+            var delay: Duration?
+            var message = failure.message
+            if failure.retryable && attempt < policy.maxAttempts {
+                if let retryAfter = failure.retryAfter {
+                    let wait = retryAfter.delay(from: dependencies.now())
+                    if wait > policy.maxRetryAfter {
+                        message += "; Retry-After asks for \(Freshness.format(wait.seconds)), more than the \(Freshness.format(policy.maxRetryAfter.seconds)) limit, so no retry"
+                    } else {
+                        delay = max(wait, .zero)
+                    }
+                } else {
+                    delay = policy.delay(afterAttempt: attempt, random: dependencies.random.unitInterval())
+                }
+            }
+            let error = await fail(resource.collection, failure.code, message, status: failure.status, url: url, attempt: attempt, duration: failure.duration)
+            guard let delay else { throw error }
+            do {
+                try await dependencies.clock.sleep(for: delay)
+            } catch {
+                throw FetchError(.cancelled, "GET \(url.absoluteString) was cancelled while waiting to retry", url: url.absoluteString)
+            }
+            attempt += 1
+        }
+    }
+
+    /// One attempt: builds the request (default headers, token, validators), sends it, renews
+    /// the token once on a 401, and classifies the answer.
+    private func attemptOnce(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<Outcome, AttemptFailure> {
+        let conditional = validators.etag != nil || validators.lastModified != nil
+        var response: HTTPResponse
+        switch await send(url: url, validators: validators) {
+        case .success(let r): response = r
+        case .failure(let f): return .failure(f)
+        }
+        if response.status == 401, let auth = configuration.authentication {
+            do {
+                try await auth.refresh()
+            } catch {
+                return .failure(AttemptFailure(code: .httpStatus, message: "GET \(url.absoluteString) answered 401 and renewing the token failed: \(error)",
+                                               status: 401, retryable: false, duration: response.duration))
+            }
+            switch await send(url: url, validators: validators) {
+            case .success(let r): response = r
+            case .failure(let f): return .failure(f)
+            }
+        }
+        let status = response.status
+        let describe = "GET \(url.absoluteString) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+        if status == 304 {
+            guard conditional else {
+                // RFC 9110 §15.4.5: 304 answers conditional requests only; there is nothing to keep.
+                return .failure(AttemptFailure(code: .httpStatus, message: "\(describe) to an unconditional request", status: 304, retryable: false, duration: response.duration))
+            }
+            return .success(.notModified(response))
+        }
+        guard (200..<300).contains(status) else {
+            let retryable = status >= 500 || status == 408 || status == 429
+            return .failure(AttemptFailure(code: .httpStatus, message: describe, status: status, retryable: retryable,
+                                           retryAfter: RetryAfter(headers: response.headers, now: dependencies.now()), duration: response.duration))
+        }
+        if let type = response.headers["Content-Type"], !Self.isJSON(type) {
+            return .failure(AttemptFailure(code: .malformedBody, message: "GET \(url.absoluteString) answered \(type), not JSON", status: status, retryable: false, duration: response.duration))
+        }
+        do throws(RowExtraction.Failure) {
+            return .success(.fetched(response, try RowExtraction.extract(response.body, for: resource)))
+        } catch {
+            return .failure(AttemptFailure(code: .malformedBody, message: "GET \(url.absoluteString): \(error.reason)", status: status, retryable: false, duration: response.duration))
+        }
+    }
+
+    private func send(url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<HTTPResponse, AttemptFailure> {
         var headers = HTTPHeaders()
         for (name, value) in configuration.defaultHeaders.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
-        let request = HTTPRequest(method: .get, url: url, headers: headers)
-        do {
-            return try await dependencies.transport.send(request)
+        if let etag = validators.etag { headers.set(name: "If-None-Match", value: etag) }
+        if let lastModified = validators.lastModified { headers.set(name: "If-Modified-Since", value: lastModified) }
+        if let auth = configuration.authentication {
+            do {
+                if let token = try await auth.token() { headers.set(name: "Authorization", value: "Bearer \(token)") }
+            } catch {
+                return .failure(AttemptFailure(code: .transport, message: "GET \(url.absoluteString): the token provider failed: \(error)", retryable: false))
+            }
+        }
+        let request = HTTPRequest(method: .get, url: url, headers: headers, timeout: configuration.requestTimeout)
+        do throws(TransportError) {
+            return .success(try await dependencies.transport.send(request))
         } catch {
             let code: FetchError.Code = switch error.code {
             case .timedOut: .timedOut
@@ -106,16 +345,15 @@ extension Store {
             case .cancelled: .cancelled
             default: .transport
             }
-            if code == .cancelled || Task.isCancelled {
-                throw FetchError(.cancelled, "GET \(url.absoluteString) was cancelled", url: url.absoluteString)
-            }
-            throw await fail(collection, code, "GET \(url.absoluteString) failed: \(error.message)", status: nil, url: url, duration: nil)
+            let cancelled = code == .cancelled || Task.isCancelled
+            return .failure(AttemptFailure(code: cancelled ? .cancelled : code, message: "GET \(url.absoluteString) failed: \(error.message)",
+                                           retryable: !cancelled && code != .transport))
         }
     }
 
     /// Appends `fetchFailed` and returns the error to throw.
-    private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, duration: Duration?) async -> FetchError {
-        let event = Event.FetchFailed(url: url.absoluteString, reason: code.rawValue, status: status, message: message, attempt: 1,
+    private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?) async -> FetchError {
+        let event = Event.FetchFailed(url: url.absoluteString, reason: code.rawValue, status: status, message: message, attempt: attempt,
                                       durationMicros: duration.map { Int64($0.seconds * 1_000_000) })
         do {
             let lsn = try await append(.fetchFailed(event), to: collection)
@@ -137,38 +375,8 @@ extension Store {
 
     /// `application/json`, `text/json` or any `+json` media type (RFC 6839 §3.1).
     static func isJSON(_ contentType: String) -> Bool {
-        let type = contentType.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased()
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map(String.init)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         return type == "application/json" || type == "text/json" || type.hasSuffix("+json")
-    }
-
-    /// The `rel="next"` target of a `Link` header (RFC 8288), resolved against `base`.
-    static func nextLink(_ header: String, base: URL) -> URL? {
-        for part in header.split(separator: ",") {
-            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let target = pieces.first, target.hasPrefix("<"), target.hasSuffix(">") else { continue }
-            let rels = pieces.dropFirst().compactMap { param -> [String]? in
-                let kv = param.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard kv.count == 2, kv[0].lowercased() == "rel" else { return nil }
-                return kv[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased().split(separator: " ").map(String.init)
-            }.flatMap { $0 }
-            if rels.contains("next") {
-                return URL(string: String(target.dropFirst().dropLast()), relativeTo: base)?.absoluteURL
-            }
-        }
-        return nil
-    }
-
-    func beginFetch(_ collection: String) {
-        inFlight.withLock { $0[collection, default: 0] += 1 }
-        hub.publish([collection])
-    }
-
-    func endFetch(_ collection: String) {
-        inFlight.withLock { counts in
-            let n = (counts[collection] ?? 1) - 1
-            counts[collection] = n > 0 ? n : nil
-        }
-        hub.publish([collection])
     }
 }
 

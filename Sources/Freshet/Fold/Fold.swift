@@ -13,54 +13,53 @@ enum Fold {
         var mark = try state.syncMark(collection, in: txn) ?? SyncMark()
         mark.lastLSN = record.lsn
         let time = record.timestamp
+        var rowsChanged = false
 
         switch record.event {
         case .fetched(let fetched):
+            let rows = fetched.rowsWithheld ? [] : fetched.rows
             switch fetched.placement {
             case .replace:
-                try state.removePositions(from: 0, to: nil, prefix: prefix, in: txn)
-                try place(fetched.rows, page: 0, state: state, prefix: prefix, in: txn)
+                rowsChanged = try replaceRange(with: rows, page: 0, lower: 0, upper: nil, state: state, prefix: prefix, in: txn)
                 mark.pageCount = 0
+                mark.pages = []
             case .page(let index, let isLast):
                 let lower = Keys.position(page: index, index: 0)
-                let upper = Keys.position(page: index + 1, index: 0)
-                try state.removePositions(from: lower, to: isLast ? nil : upper, prefix: prefix, in: txn)
-                try place(fetched.rows, page: index, state: state, prefix: prefix, in: txn)
+                let upper = isLast ? nil : Keys.position(page: index + 1, index: 0)
+                rowsChanged = try replaceRange(with: rows, page: index, lower: lower, upper: upper, state: state, prefix: prefix, in: txn)
                 mark.pageCount = isLast ? index + 1 : max(mark.pageCount, index + 1)
+                let page = SyncMark.PageMark(url: fetched.response.url, etag: fetched.response.etag, lastModified: fetched.response.lastModified, next: fetched.nextCursor)
+                mark.pages = setPage(page, at: index, isLast: isLast, in: mark.pages)
+                mark.nextCursor = fetched.nextCursor
             case .upsert:
-                for row in fetched.rows { try upsert(row, state: state, prefix: prefix, in: txn) }
+                for row in rows where try upsert(row, state: state, prefix: prefix, in: txn) { rowsChanged = true }
             }
             mark.fetchedAt = time
             mark.fetchedLSN = record.lsn
-            mark.validatedAt = time
-            mark.lastAttemptAt = time
             mark.etag = fetched.response.etag
             mark.lastModified = fetched.response.lastModified
             mark.cacheControl = fetched.response.cacheControl
             mark.responseDate = fetched.response.date
             mark.age = fetched.response.age
             mark.expires = fetched.response.expires
-            if case .page = fetched.placement { mark.nextCursor = fetched.nextCursor } else { mark.nextCursor = nil }
-            mark.lastError = nil
-            mark.consecutiveFailures = 0
-            mark.invalidatedAt = nil
-            mark.invalidatedLSN = nil
+            mark.noStore = fetched.rowsWithheld
+            if case .page = fetched.placement {} else { mark.nextCursor = nil }
+            validated(&mark, at: time, response: fetched.response, basis: fetched.basisLSN)
 
         case .notModified(let n):
             // RFC 9111 §4.3.4: a 304 updates the stored response's header fields; a validator
             // the 304 does not carry is kept.
-            mark.validatedAt = time
-            mark.lastAttemptAt = time
             if let etag = n.response.etag { mark.etag = etag }
             if let lm = n.response.lastModified { mark.lastModified = lm }
             if let cc = n.response.cacheControl { mark.cacheControl = cc }
             if let d = n.response.date { mark.responseDate = d }
-            mark.age = n.response.age
             if let e = n.response.expires { mark.expires = e }
-            mark.lastError = nil
-            mark.consecutiveFailures = 0
-            mark.invalidatedAt = nil
-            mark.invalidatedLSN = nil
+            mark.age = n.response.age
+            if let index = n.page, index < mark.pages.count {
+                if let etag = n.response.etag { mark.pages[index].etag = etag }
+                if let lm = n.response.lastModified { mark.pages[index].lastModified = lm }
+            }
+            validated(&mark, at: time, response: n.response, basis: n.basisLSN)
 
         case .fetchFailed(let failed):
             mark.lastAttemptAt = time
@@ -70,8 +69,10 @@ enum Fold {
         case .changed(let changes), .localWrite(let changes):
             for op in changes.ops {
                 switch op {
-                case .upsert(let row): try upsert(row, state: state, prefix: prefix, in: txn)
-                case .delete(let id): try state.remove(id: id, prefix: prefix, in: txn)
+                case .upsert(let row):
+                    if try upsert(row, state: state, prefix: prefix, in: txn) { rowsChanged = true }
+                case .delete(let id):
+                    if try state.remove(id: id, prefix: prefix, in: txn) { rowsChanged = true }
                 }
             }
 
@@ -79,25 +80,64 @@ enum Fold {
             mark.invalidatedAt = time
             mark.invalidatedLSN = record.lsn
         }
+        if rowsChanged { mark.rowsLSN = record.lsn }
         try state.putSyncMark(mark, collection, in: txn)
     }
 
-    /// Writes `rows` as page `page`, in order. A row whose ID is already elsewhere in the
-    /// collection moves here (the newest page wins), so no ID is ever held twice.
-    private static func place(_ rows: [Row], page: Int, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws {
+    /// What a 2xx or a 304 does to the mark: the server confirmed the rows now.
+    private static func validated(_ mark: inout SyncMark, at time: Date, response: ResponseInfo, basis: LSN?) {
+        mark.validatedAt = time
+        mark.lastAttemptAt = time
+        mark.responseDelayMicros = response.durationMicros
+        mark.lastError = nil
+        mark.consecutiveFailures = 0
+        // An invalidation appended after the request left is not answered by this response.
+        if let invalidated = mark.invalidatedLSN, let basis, invalidated > basis { return }
+        mark.invalidatedAt = nil
+        mark.invalidatedLSN = nil
+    }
+
+    private static func setPage(_ page: SyncMark.PageMark, at index: Int, isLast: Bool, in pages: [SyncMark.PageMark]) -> [SyncMark.PageMark] {
+        var pages = pages
+        if index < pages.count {
+            pages[index] = page
+        } else {
+            // Pages are fetched in order; a gap (a page fetched without its predecessors)
+            // is filled with placeholders that carry no validators.
+            while pages.count < index { pages.append(SyncMark.PageMark(url: "")) }
+            pages.append(page)
+        }
+        if isLast { pages.removeSubrange((index + 1)...) }
+        return pages
+    }
+
+    /// Makes the rows at positions `lower ..< upper` exactly `rows` (placed as page `page`, in
+    /// order). A row whose ID is elsewhere in the collection moves here (the newest page wins),
+    /// so no ID is ever held twice. Returns whether anything changed; identical rows write nothing.
+    private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+        let existing = try state.entries(from: lower, to: upper, prefix: prefix, in: txn)
+        let wanted = rows.enumerated().map { (Keys.position(page: page, index: $0.offset), MaterializedState.encodeRow($0.element)) }
+        if existing.count == wanted.count, zip(existing, wanted).allSatisfy({ $0.position == $1.0 && $0.value == $1.1 }) {
+            return false
+        }
+        try state.removePositions(from: lower, to: upper, prefix: prefix, in: txn)
         for (i, row) in rows.enumerated() {
             try state.remove(id: row.id, prefix: prefix, in: txn)
             try state.put(row, at: Keys.position(page: page, index: i), prefix: prefix, in: txn)
         }
+        return true
     }
 
     /// Replaces the row with the same ID in place, or appends the row after the last one.
-    private static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws {
+    /// Returns whether anything changed.
+    private static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
         if let position = try state.position(of: row.id, prefix: prefix, in: txn) {
+            if try state.value(at: position, prefix: prefix, in: txn) == MaterializedState.encodeRow(row) { return false }
             try state.put(row, at: position, prefix: prefix, in: txn)
         } else {
             let position = try state.lastPosition(prefix: prefix, in: txn).map { $0 + 1 } ?? 0
             try state.put(row, at: position, prefix: prefix, in: txn)
         }
+        return true
     }
 }

@@ -45,3 +45,18 @@ public struct Snapshot: Sendable, Hashable {
         case failed(error: SyncMark.FailureInfo, lastSyncedAt: Date?)
     }
 }
+
+extension Snapshot.Status: CustomStringConvertible {
+    /// `fresh`, `stale`, … or `failed (cannotConnect), last synced 2026-11-29T14:24:14.716Z`.
+    public var description: String {
+        switch self {
+        case .empty: "empty"
+        case .loading: "loading"
+        case .fresh: "fresh"
+        case .stale: "stale"
+        case .refreshing: "refreshing"
+        case .failed(let error, let lastSyncedAt):
+            "failed (\(error.reason)\(error.status.map { " \($0)" } ?? "")), last synced \(lastSyncedAt.map(LogRecord.iso8601) ?? "never")"
+        }
+    }
+}

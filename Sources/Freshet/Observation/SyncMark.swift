@@ -41,8 +41,37 @@ public struct SyncMark: Sendable, Hashable {
     public var invalidatedAt: Date?
     /// The LSN of that invalidation.
     public var invalidatedLSN: LSN?
+    /// The last event that changed the rows (a refetch of identical rows does not).
+    public var rowsLSN: LSN = .zero
+    /// How long the last 2xx or 304 exchange took, in microseconds: RFC 9111 §4.2.3's
+    /// `response_time - request_time`, used to correct the response's age.
+    public var responseDelayMicros: Int64 = 0
+    /// The last response said `Cache-Control: no-store`: the rows live in memory only.
+    public var noStore: Bool = false
+    /// One entry per page of a paged collection, in page order: each page's URL, validators
+    /// and the next page's cursor, for conditional requests page by page.
+    public var pages: [PageMark] = []
 
     public init() {}
+
+    /// What a paged collection knows about one page.
+    public struct PageMark: Sendable, Hashable {
+        /// The page's absolute URL.
+        public var url: String
+        /// The page's `ETag`, verbatim.
+        public var etag: String?
+        /// The page's `Last-Modified`, verbatim.
+        public var lastModified: String?
+        /// The next page's cursor; nil on the last page.
+        public var next: String?
+
+        public init(url: String, etag: String? = nil, lastModified: String? = nil, next: String? = nil) {
+            self.url = url
+            self.etag = etag
+            self.lastModified = lastModified
+            self.next = next
+        }
+    }
 
     /// A failed attempt, as recorded by a `fetchFailed` event.
     public struct FailureInfo: Sendable, Hashable {
@@ -84,6 +113,17 @@ extension SyncMark {
         w.field(15, uint: UInt64(consecutiveFailures))
         w.field(16, time: invalidatedAt)
         if let invalidatedLSN { w.field(17, uint: invalidatedLSN.rawValue) }
+        w.field(18, uint: rowsLSN.rawValue)
+        w.field(19, int: responseDelayMicros)
+        if noStore { w.field(20, bool: true) }
+        for page in pages {
+            w.field(21) { m in
+                m.field(1, string: page.url)
+                m.field(2, string: page.etag)
+                m.field(3, string: page.lastModified)
+                m.field(4, string: page.next)
+            }
+        }
         return w.bytes
     }
 
@@ -121,6 +161,22 @@ extension SyncMark {
             case 15: m.consecutiveFailures = Int(clamping: try v.uint())
             case 16: m.invalidatedAt = try v.time()
             case 17: m.invalidatedLSN = LSN(try v.uint())
+            case 18: m.rowsLSN = LSN(try v.uint())
+            case 19: m.responseDelayMicros = try v.int()
+            case 20: m.noStore = try v.bool()
+            case 21:
+                var page = PageMark(url: "")
+                var inner = v.message
+                try inner.fields { t, x in
+                    switch t {
+                    case 1: page.url = try x.string()
+                    case 2: page.etag = try x.string()
+                    case 3: page.lastModified = try x.string()
+                    case 4: page.next = try x.string()
+                    default: break
+                    }
+                }
+                m.pages.append(page)
             default: break
             }
         }

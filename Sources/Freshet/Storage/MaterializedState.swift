@@ -132,6 +132,24 @@ struct MaterializedState {
         }
     }
 
+    /// The stored (position, encoded row) pairs with positions in `lower ..< upper` (nil: to the end), in order.
+    func entries(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], in txn: borrowing Transaction) throws -> [(position: UInt64, value: [UInt8])] {
+        var found: [(position: UInt64, value: [UInt8])] = []
+        try txn.forEach(dbs.rows, from: Keys.row(prefix, position: lower)) { key, value in
+            guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
+            let position = Keys.readUInt64(key, at: prefix.count)
+            if let upper, position >= upper { return false }
+            found.append((position, Array(value)))
+            return true
+        }
+        return found
+    }
+
+    /// The encoded row stored at `position`, if any.
+    func value(at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws -> [UInt8]? {
+        try txn.get(dbs.rows, key: Keys.row(prefix, position: position))
+    }
+
     /// The largest position in the collection, or nil when it is empty.
     func lastPosition(prefix: [UInt8], in txn: borrowing Transaction) throws -> UInt64? {
         var last: UInt64?

@@ -24,13 +24,71 @@ public struct Configuration: Sendable {
     /// The base URL that relative ``Resource`` paths resolve against, such as
     /// `http://127.0.0.1:8080`. Nil: resources must use absolute URLs.
     public var baseURL: URL?
-    /// How long rows stay fresh after the server last confirmed them, for collections that
-    /// were not given a lifetime of their own. Default 5 minutes.
-    public var defaultMaxAge: Duration = .seconds(300)
+    /// The freshness policy of resources that do not set their own. Default ``FreshnessPolicy/http``:
+    /// what the server's `Cache-Control`, `Expires` and `Age` say (RFC 9111 §4.2).
+    public var defaultFreshness: FreshnessPolicy = .http
     /// Headers sent with every request, such as `Accept`.
     public var defaultHeaders: [String: String] = ["Accept": "application/json"]
+    /// How long a request may wait for data before it fails with `timedOut`; nil: the
+    /// transport's default (30 s for `URLSessionTransport`).
+    public var requestTimeout: Duration?
+    /// How failed requests are retried. See ``RetryPolicy``.
+    public var retry = RetryPolicy()
+    /// Adds `Authorization: Bearer …` to requests and renews the token on a 401; nil: none.
+    public var authentication: Authentication?
     /// The most pages one refresh follows before it stops with a `pagingLoop` failure.
     public var maxPages: Int = 10_000
+
+    /// Retries with exponential backoff and jitter.
+    ///
+    /// The delay before attempt *n*+1 is `min(maxDelay, baseDelay × 2^(n−1)) × (1 − jitter × r)`
+    /// with `r` uniform in 0 ..< 1 from the store's random source: with the defaults about
+    /// 1 s, 2 s, 4 s … never more than 30 s. A `Retry-After` header (RFC 9110 §10.2.3, seconds
+    /// or an HTTP date) replaces the computed delay; one in the past means at once; one
+    /// further away than ``maxRetryAfter`` ends the retries (the failure is returned).
+    /// Retried: timeouts, refused or lost connections, 5xx, 408 and 429. Not retried: other
+    /// 4xx, a malformed body, cancellation.
+    public struct RetryPolicy: Sendable, Hashable {
+        /// Attempts in all, including the first (1 = no retry). Default 3.
+        public var maxAttempts: Int = 3
+        /// The first retry's delay before jitter. Default 1 s.
+        public var baseDelay: Duration = .seconds(1)
+        /// The longest computed delay. Default 30 s.
+        public var maxDelay: Duration = .seconds(30)
+        /// The fraction of a delay that jitter may remove, 0 ... 1. Default 0.2.
+        public var jitter: Double = 0.2
+        /// The longest `Retry-After` the store waits for. Default 5 minutes.
+        public var maxRetryAfter: Duration = .seconds(300)
+
+        public init(maxAttempts: Int = 3, baseDelay: Duration = .seconds(1), maxDelay: Duration = .seconds(30), jitter: Double = 0.2, maxRetryAfter: Duration = .seconds(300)) {
+            self.maxAttempts = max(1, maxAttempts)
+            self.baseDelay = baseDelay
+            self.maxDelay = maxDelay
+            self.jitter = min(1, max(0, jitter))
+            self.maxRetryAfter = maxRetryAfter
+        }
+
+        /// The delay before attempt `attempt + 1`, for a uniform `random` in 0 ..< 1.
+        public func delay(afterAttempt attempt: Int, random: Double) -> Duration {
+            let exponent = min(max(attempt - 1, 0), 62)
+            let base = baseDelay.seconds * pow(2, Double(exponent))
+            let capped = min(maxDelay.seconds, base)
+            return .milliseconds(Int64((capped * (1 - jitter * random) * 1000).rounded()))
+        }
+    }
+
+    /// Bearer-token authentication: `token` is asked before each request (nil: send none);
+    /// on a 401 `refresh` is called once and the request is retried once with the new token.
+    /// Tokens never reach the log.
+    public struct Authentication: Sendable {
+        public var token: @Sendable () async throws -> String?
+        public var refresh: @Sendable () async throws -> Void
+
+        public init(token: @escaping @Sendable () async throws -> String?, refresh: @escaping @Sendable () async throws -> Void) {
+            self.token = token
+            self.refresh = refresh
+        }
+    }
 
     public init(durability: Durability = .full, baseURL: URL? = nil) {
         self.durability = durability

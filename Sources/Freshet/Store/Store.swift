@@ -26,10 +26,8 @@ public final class Store: Sendable {
     let hub: ObserverHub
     private let claimedPath: String
     private let isClosed = Atomic<Bool>(false)
-    /// Collections with a refresh in flight, with how many.
-    let inFlight = Mutex<[String: Int]>([:])
-    /// Per-collection freshness lifetimes given by resources.
-    let maxAges = Mutex<[String: Duration]>([:])
+    /// What is in flight, which resource feeds each collection, and `no-store` rows.
+    let refreshes = RefreshState()
 
     /// Opens the store in `directory`, creating the directory and an empty store when missing.
     ///
@@ -154,8 +152,10 @@ public final class Store: Sendable {
         } catch {
             throw StoreError(error, doing: "reading \(collection)")
         }
-        let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
-        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero)
+        // Rows the server marked `no-store` live in memory only (RFC 9111 §5.2.2.5).
+        let rows = read.mark?.noStore == true ? (refreshes.volatileRows(collection) ?? []) : read.rows
+        let status = self.status(rows: rows, mark: read.mark, collection: collection)
+        return Snapshot(collection: collection, rows: rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero)
     }
 
     /// The names of every collection an event has touched, sorted.
@@ -168,18 +168,29 @@ public final class Store: Sendable {
         }
     }
 
+    /// The status a snapshot shows: in-flight first, then the last failure, then freshness.
     func status(rows: [Row], mark: SyncMark?, collection: String) -> Snapshot.Status {
-        let fetching = inFlight.withLock { ($0[collection] ?? 0) > 0 }
-        if fetching { return rows.isEmpty ? .loading : .refreshing }
+        if refreshes.isFetching(collection) { return rows.isEmpty ? .loading : .refreshing }
         guard let mark else { return .empty }
         if mark.consecutiveFailures > 0, let error = mark.lastError {
             return .failed(error: error, lastSyncedAt: mark.validatedAt)
         }
-        guard let validatedAt = mark.validatedAt else { return rows.isEmpty ? .empty : .fresh }
-        if mark.invalidatedAt != nil { return .stale }
-        let maxAge = maxAges.withLock { $0[collection] } ?? configuration.defaultMaxAge
-        let age = dependencies.now().timeIntervalSince(validatedAt)
-        return age <= maxAge.seconds ? .fresh : .stale
+        guard mark.validatedAt != nil else {
+            // Never fetched: a local-only collection (fresh by definition) or nothing yet.
+            if mark.invalidatedAt != nil { return .stale }
+            return rows.isEmpty ? .empty : .fresh
+        }
+        return freshness(of: collection, mark: mark).isStale ? .stale : .fresh
+    }
+
+    /// The freshness policy that applies to `collection`: its resource's, else the default.
+    public func freshnessPolicy(for collection: String) -> FreshnessPolicy {
+        refreshes.resource(for: collection)?.freshness ?? configuration.defaultFreshness
+    }
+
+    /// Judges `collection` under its policy now (see ``Freshness/evaluate(_:policy:now:)``).
+    func freshness(of collection: String, mark: SyncMark?) -> FreshnessVerdict {
+        Freshness.evaluate(mark, policy: freshnessPolicy(for: collection), now: dependencies.now())
     }
 
     // MARK: Appending
@@ -216,11 +227,20 @@ public final class Store: Sendable {
         try await append(.localWrite(Event.RowChanges(ops)), to: collection)
     }
 
-    /// Marks a collection stale: its next status is ``Snapshot/Status/stale`` until a fetch
-    /// succeeds. Appends an `invalidated` event.
+    /// Marks a collection stale and appends an `invalidated` event: the next
+    /// ``refreshIfNeeded(_:)`` goes to the network, and a collection someone observes (through
+    /// ``observe(_:)-(Resource)``) is refreshed at once. A refresh already in flight does not
+    /// count as the answer: a new request starts after it.
     @discardableResult
     public func invalidate(_ collection: String, reason: String? = nil) async throws(StoreError) -> LSN {
-        try await append(.invalidated(Event.Invalidated(reason: reason)), to: collection)
+        refreshes.bumpGeneration(collection)
+        let lsn = try await append(.invalidated(Event.Invalidated(reason: reason)), to: collection)
+        // Observed collections refresh at once; a fetch already in flight finishes first and
+        // is followed by this one (it started before the invalidation).
+        if hub.observedCollections.contains(collection), let resource = refreshes.resource(for: collection) {
+            startBackgroundRefresh(resource)
+        }
+        return lsn
     }
 
     static func validate(_ event: Event, in collection: String) throws(StoreError) {
