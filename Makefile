@@ -1,0 +1,43 @@
+# Freshet — developer entry points.
+#   make demo   bootstrap the machine, then run the demo (it starts the fixture server itself)
+#   make test   bootstrap, then the fixture-server tests (Python) and `swift test` (last)
+#   make build  bootstrap, then `swift build`
+#   make clean  remove .build and demo-store
+# Maintenance: `make fixtures SHARED_DATA=../shared/data` rebuilds fixtures/ from the source data;
+# `make fixture-server` runs the fixture API server in the foreground.
+
+SWIFT ?= swift
+PYTHON ?= python3
+SHARED_DATA ?= ../shared/data
+
+.PHONY: all bootstrap demo test test-python test-swift build clean fixtures fixture-server
+
+all: build
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+demo: bootstrap
+	$(SWIFT) run -c release freshet-demo
+
+test: bootstrap
+	$(PYTHON) -m unittest discover -s tools/fixture-server
+	$(SWIFT) test
+
+test-python:
+	$(PYTHON) -m unittest discover -s tools/fixture-server -v
+
+test-swift: bootstrap
+	$(SWIFT) test
+
+build: bootstrap
+	$(SWIFT) build
+
+clean:
+	rm -rf .build demo-store
+
+fixtures:
+	$(PYTHON) tools/fixture-server/make_fixtures.py $(SHARED_DATA)
+
+fixture-server:
+	$(PYTHON) tools/fixture-server/fixture_server.py
