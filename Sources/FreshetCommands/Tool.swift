@@ -33,7 +33,9 @@ public struct Tool {
     func dump(_ options: Command.DumpOptions) -> Int32 {
         let store: Store
         do {
-            store = try Store(directory: URL(fileURLWithPath: options.directory), configuration: Configuration(durability: .relaxed), create: false)
+            var configuration = Configuration(durability: .relaxed)
+            configuration.sendsMutations = false
+            store = try Store(directory: URL(fileURLWithPath: options.directory), configuration: configuration, create: false)
         } catch {
             standardError("freshet: cannot open store \(options.directory): \(error.message)")
             return 2

@@ -48,6 +48,9 @@ extension Event {
             }
         case .invalidated(let i):
             w.field(1, string: i.reason)
+        case .mutationProposed(let p): w.encode(p)
+        case .mutationConfirmed(let c): w.encode(c)
+        case .mutationRolledBack(let r): w.encode(r)
         }
         return w.bytes
     }
@@ -144,7 +147,10 @@ extension Event {
                 if tag == 1 { reason = try v.string() }
             }
             return .invalidated(Invalidated(reason: reason))
-        case .mutationProposed, .mutationConfirmed, .mutationRolledBack, .checkpoint:
+        case .mutationProposed: return .mutationProposed(try decodeProposed(r))
+        case .mutationConfirmed: return .mutationConfirmed(try decodeConfirmed(r))
+        case .mutationRolledBack: return .mutationRolledBack(try decodeRolledBack(r))
+        case .checkpoint:
             throw StoreError(.unknownEventKind, "event kind \(kind.name) is reserved but not readable by this version")
         }
     }

@@ -17,6 +17,12 @@ public enum Event: Sendable, Hashable {
     case localWrite(RowChanges)
     /// The app marked the collection stale.
     case invalidated(Invalidated)
+    /// An optimistic write, durable before its request leaves.
+    case mutationProposed(MutationProposed)
+    /// The server accepted a mutation.
+    case mutationConfirmed(MutationConfirmed)
+    /// The server rejected a mutation.
+    case mutationRolledBack(MutationRolledBack)
 
     public var kind: EventKind {
         switch self {
@@ -26,6 +32,9 @@ public enum Event: Sendable, Hashable {
         case .changed: .changed
         case .localWrite: .localWrite
         case .invalidated: .invalidated
+        case .mutationProposed: .mutationProposed
+        case .mutationConfirmed: .mutationConfirmed
+        case .mutationRolledBack: .mutationRolledBack
         }
     }
 }

@@ -91,15 +91,18 @@ extension Store {
         return observation
     }
 
-    /// Tells the store the app came to the foreground: refreshes every observed collection
-    /// that is stale, and returns when those refreshes have finished. Fresh collections make
-    /// no request. Failures are recorded in the log and the snapshots' status.
+    /// Tells the store the app came to the foreground: wakes the mutation queues and
+    /// refreshes every observed collection that is stale, returning when those refreshes have
+    /// finished. Fresh collections make no request. Failures are recorded in the log and the
+    /// snapshots' status.
     public func didBecomeActive() async {
+        kickMutationQueues()
         await refreshObservedStaleCollections()
     }
 
     /// Tells the store the network is reachable again: like ``didBecomeActive()``.
     public func networkDidBecomeReachable() async {
+        kickMutationQueues()
         await refreshObservedStaleCollections()
     }
 

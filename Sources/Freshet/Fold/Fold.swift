@@ -8,6 +8,12 @@ import FreshetLMDB
 /// and tests all go through it, so replaying the log rebuilds exactly the materialized state.
 enum Fold {
     static func apply(_ record: LogRecord, to state: MaterializedState, in txn: borrowing Transaction) throws {
+        switch record.event {
+        case .mutationProposed(let p): return try applyProposed(p, record: record, state: state, in: txn)
+        case .mutationConfirmed(let c): return try applyConfirmed(c, record: record, state: state, in: txn)
+        case .mutationRolledBack(let r): return try applyRolledBack(r, record: record, state: state, in: txn)
+        default: break
+        }
         let collection = record.collection
         let prefix = Keys.collection(collection)
         var mark = try state.syncMark(collection, in: txn) ?? SyncMark()
@@ -79,6 +85,9 @@ enum Fold {
         case .invalidated:
             mark.invalidatedAt = time
             mark.invalidatedLSN = record.lsn
+
+        case .mutationProposed, .mutationConfirmed, .mutationRolledBack:
+            break // handled above
         }
         if rowsChanged { mark.rowsLSN = record.lsn }
         try state.putSyncMark(mark, collection, in: txn)
@@ -130,7 +139,7 @@ enum Fold {
 
     /// Replaces the row with the same ID in place, or appends the row after the last one.
     /// Returns whether anything changed.
-    private static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+    static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
         if let position = try state.position(of: row.id, prefix: prefix, in: txn) {
             if try state.value(at: position, prefix: prefix, in: txn) == MaterializedState.encodeRow(row) { return false }
             try state.put(row, at: position, prefix: prefix, in: txn)

@@ -27,6 +27,23 @@ extension LogRecord {
             }.joined(separator: ", ")
         case .invalidated(let i):
             return i.reason.map { "invalidated: \($0)" } ?? "invalidated"
+        case .mutationProposed(let p):
+            let m = p.mutation
+            let ops = m.ops.map { op in
+                switch op.change {
+                case .upsert(let row): "upsert \(op.collection)/\(row.id)"
+                case .delete(let id): "delete \(op.collection)/\(id)"
+                }
+            }
+            return "\(m.name) \(p.id): \(ops.joined(separator: ", ")); \(m.request.method) \(m.request.path) (queue \(m.queue))"
+        case .mutationConfirmed(let c):
+            var parts = ["\(c.id) confirmed, \(c.status)"]
+            parts += c.idMappings.map { "\($0.collection)/\($0.provisionalID) → \($0.serverID)" }
+            if !c.rows.isEmpty { parts.append("\(c.rows.count) server row\(c.rows.count == 1 ? "" : "s")") }
+            if !c.invalidates.isEmpty { parts.append("invalidates \(c.invalidates.joined(separator: ", "))") }
+            return parts.joined(separator: ", ")
+        case .mutationRolledBack(let r):
+            return "\(r.id) rolled back\(r.status.map { ", \($0)" } ?? ""): \(r.reason)"
         }
     }
 
@@ -71,14 +88,19 @@ extension LogRecord {
             o["rowIDs"] = f.rows.map(\.id)
             o["response"] = Self.json(f.response)
             if let next = f.nextCursor { o["nextCursor"] = next }
+            if let basis = f.basisLSN { o["basisLSN"] = basis.rawValue }
+            if f.rowsWithheld { o["rowsWithheld"] = true }
         case .notModified(let n):
             o["response"] = Self.json(n.response)
+            if let page = n.page { o["page"] = page }
+            if let basis = n.basisLSN { o["basisLSN"] = basis.rawValue }
         case .fetchFailed(let f):
             o["url"] = f.url
             o["reason"] = f.reason
             if let s = f.status { o["status"] = s }
             o["message"] = f.message
             o["attempt"] = f.attempt
+            if let d = f.durationMicros { o["durationMicros"] = d }
         case .changed(let c), .localWrite(let c):
             o["ops"] = c.ops.map { op -> [String: Any] in
                 switch op {
@@ -88,6 +110,29 @@ extension LogRecord {
             }
         case .invalidated(let i):
             if let r = i.reason { o["reason"] = r }
+        case .mutationProposed(let p):
+            o["mutationID"] = p.id.description
+            o["name"] = p.mutation.name
+            o["queue"] = p.mutation.queue
+            o["ops"] = p.mutation.ops.map { op -> [String: Any] in
+                switch op.change {
+                case .upsert(let row): ["op": "upsert", "collection": op.collection, "id": row.id]
+                case .delete(let id): ["op": "delete", "collection": op.collection, "id": id]
+                }
+            }
+            o["request"] = ["method": p.mutation.request.method.rawValue, "path": p.mutation.request.path]
+            o["invalidates"] = p.mutation.invalidates
+        case .mutationConfirmed(let c):
+            o["mutationID"] = c.id.description
+            o["status"] = c.status
+            o["rows"] = c.rows.map { ["collection": $0.collection, "id": $0.row.id] }
+            o["idMappings"] = c.idMappings.map { ["collection": $0.collection, "provisionalID": $0.provisionalID, "serverID": $0.serverID] }
+            o["invalidates"] = c.invalidates
+        case .mutationRolledBack(let r):
+            o["mutationID"] = r.id.description
+            if let s = r.status { o["status"] = s }
+            o["reason"] = r.reason
+            o["body"] = String(decoding: r.body, as: UTF8.self)
         }
         return o
     }

@@ -1,6 +1,8 @@
 import Foundation
 
-/// One emission of an observed collection: its projection at one point of the log.
+/// One emission of an observed collection: its projection at one point of the log — the
+/// server's rows (the confirmed base) with every unresolved mutation applied on top, in LSN
+/// order (the pending overlay).
 public struct Snapshot: Sendable, Hashable {
     /// The collection's name.
     public let collection: String
@@ -13,13 +15,16 @@ public struct Snapshot: Sendable, Hashable {
     public let status: Status
     /// The LSN of the last event folded into this collection (``LSN/zero`` if none).
     public let lsn: LSN
+    /// The unresolved mutations applied on top of the server's rows, in LSN order.
+    public let pendingMutations: [MutationID]
 
-    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, lsn: LSN) {
+    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, lsn: LSN, pendingMutations: [MutationID] = []) {
         self.collection = collection
         self.rows = rows
         self.syncMark = syncMark
         self.status = status
         self.lsn = lsn
+        self.pendingMutations = pendingMutations
     }
 
     /// Decodes every row as `T`, in order.

@@ -9,6 +9,9 @@ import FreshetLMDB
 /// | `rowIndex` | collection key ‖ row ID (UTF-8) | position (8 bytes big-endian) |
 /// | `marks` | collection name (UTF-8) | ``SyncMark`` fields |
 /// | `meta` | ASCII name | value (see ``MetaKey``) |
+/// | `pending` | LSN of a `mutationProposed`, 8 bytes big-endian | its mutation ID, 16 bytes (unresolved mutations only) |
+/// | `mutations` | mutation ID, 16 bytes | state (1 byte: 1 pending, 2 confirmed, 3 rolled back) ‖ LSN of its proposal (8 bytes) |
+/// | `idMap` | collection key ‖ provisional row ID | the server's row ID, UTF-8 (empty: its mutation was rolled back) |
 ///
 /// A collection key is the name's UTF-8 length (2 bytes big-endian) followed by the name, so
 /// one collection's keys never prefix another's. A position is `page << 32 | index in page`.
@@ -18,8 +21,11 @@ struct StoreDatabases: Sendable {
     let rowIndex: Database
     let marks: Database
     let meta: Database
+    let pending: Database
+    let mutations: Database
+    let idMap: Database
 
-    static let names = ["log", "rows", "rowIndex", "marks", "meta"]
+    static let names = ["log", "rows", "rowIndex", "marks", "meta", "pending", "mutations", "idMap"]
 
     static func open(in txn: borrowing Transaction, create: Bool) throws -> StoreDatabases {
         StoreDatabases(
@@ -27,7 +33,10 @@ struct StoreDatabases: Sendable {
             rows: try txn.openDatabase("rows", create: create),
             rowIndex: try txn.openDatabase("rowIndex", create: create),
             marks: try txn.openDatabase("marks", create: create),
-            meta: try txn.openDatabase("meta", create: create)
+            meta: try txn.openDatabase("meta", create: create),
+            pending: try txn.openDatabase("pending", create: create),
+            mutations: try txn.openDatabase("mutations", create: create),
+            idMap: try txn.openDatabase("idMap", create: create)
         )
     }
 }

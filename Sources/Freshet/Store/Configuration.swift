@@ -38,6 +38,10 @@ public struct Configuration: Sendable {
     public var authentication: Authentication?
     /// The most pages one refresh follows before it stops with a `pagingLoop` failure.
     public var maxPages: Int = 10_000
+    /// Whether the store sends pending mutations (at open, on ``Store/networkDidBecomeReachable()``,
+    /// ``Store/didBecomeActive()``, after backoff and when a mutation is proposed). Tools that
+    /// only inspect a store turn it off. Default true.
+    public var sendsMutations = true
 
     /// Retries with exponential backoff and jitter.
     ///

@@ -16,12 +16,32 @@ public struct Dependencies: Sendable {
     public var random: RandomSource
     /// Sends HTTP requests.
     public var transport: any HTTPTransport
+    /// Makes mutation IDs.
+    public var uuid: @Sendable () -> UUID
 
-    public init(now: @escaping @Sendable () -> Date, clock: any Clock<Duration> = ContinuousClock(), random: RandomSource = .system, transport: any HTTPTransport) {
+    public init(now: @escaping @Sendable () -> Date, clock: any Clock<Duration> = ContinuousClock(), random: RandomSource = .system,
+                transport: any HTTPTransport, uuid: @escaping @Sendable () -> UUID = { UUID() }) {
         self.now = now
         self.clock = clock
         self.random = random
         self.transport = transport
+        self.uuid = uuid
+    }
+
+    /// UUIDs 00000000-0000-0000-0000-000000000001, …-000000000002, … in order: reproducible
+    /// mutation IDs for tests.
+    public static func incrementingUUIDs() -> @Sendable () -> UUID {
+        let counter = Mutex<UInt64>(0)
+        return {
+            let n = counter.withLock { c -> UInt64 in
+                c += 1
+                return c
+            }
+            var bytes = [UInt8](repeating: 0, count: 16)
+            for i in 0..<8 { bytes[15 - i] = UInt8((n >> (8 * UInt64(i))) & 0xFF) }
+            return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        }
     }
 
     /// The system clock, `ContinuousClock`, the system random source and a

@@ -110,7 +110,7 @@ final class LogWriter: Sendable {
                         }
                         last = jobLast
                         results.append(.success(jobLast))
-                        for entry in job.entries { touched.insert(entry.collection) }
+                        for entry in job.entries { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
                     } catch {
                         results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
                     }

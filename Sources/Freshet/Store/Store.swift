@@ -28,8 +28,17 @@ public final class Store: Sendable {
     private let isClosed = Atomic<Bool>(false)
     /// What is in flight, which resource feeds each collection, and `no-store` rows.
     let refreshes = RefreshState()
+    /// Applies unresolved mutations on top of the base rows.
+    let overlay = PendingOverlay()
+    /// Sends pending mutations.
+    let mutationQueue: MutationQueue
+    /// Outcomes of mutations, for ``PendingMutation/outcome()``.
+    let mutationOutcomes = OutcomeBoard()
+    private let isClosing = Atomic<Bool>(false)
 
     /// Opens the store in `directory`, creating the directory and an empty store when missing.
+    /// With `create` false the store must exist, and it is opened read-only (LMDB
+    /// `MDB_RDONLY`: nothing is written, appends fail with ``StoreError/storage``), as tools do.
     ///
     /// - Throws: ``StoreError/alreadyOpen`` when this process has the directory open already;
     ///   ``StoreError/notAStore`` when the directory holds something that is not a store (or
@@ -62,7 +71,7 @@ public final class Store: Sendable {
             case .relaxed: .noMetaSync
             case .none: .noSync
             }
-            let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, sync: sync)
+            let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, sync: sync, readOnly: !create)
             let (dbs, lastLSN) = try Self.prepare(env, path: path, create: create)
             let state = MaterializedState(dbs: dbs)
             self.env = env
@@ -80,28 +89,38 @@ public final class Store: Sendable {
             self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, didCommit: { collections, _ in
                 box.store?.hub.publish(collections)
             })
+            self.mutationQueue = MutationQueue(clock: dependencies.clock, sendFirst: { queue, attempt in
+                guard let store = box.store else { return .stop }
+                return await store.sendFirstMutation(queue: queue, attempt: attempt)
+            })
             box.store = self
         } catch {
             OpenDirectories.release(resolved)
             throw StoreError(error, doing: "opening \(path)")
         }
+        // Pending mutations found in the log are sent again (trigger: store open).
+        kickMutationQueues()
     }
 
-    /// Opens the named databases, checks the format version, and finds the last LSN.
+    /// Opens the named databases, checks the format version, and finds the last LSN. An
+    /// existing store (`create` false) is opened read-only and written nothing.
     private static func prepare(_ env: Environment, path: String, create: Bool) throws -> (StoreDatabases, LSN) {
-        try env.write { txn in
+        func inspect(_ txn: borrowing Transaction) throws -> (StoreDatabases, LSN, needsVersion: Bool) {
             let dbs: StoreDatabases
             do {
                 dbs = try StoreDatabases.open(in: txn, create: create)
             } catch LMDBError.notFound {
                 throw StoreError(.notAStore, "\(path) is an LMDB environment without Freshet's databases")
             }
+            var needsVersion = false
             if let version = try txn.get(dbs.meta, key: MetaKey.formatVersion) {
                 guard version == [LogRecord.formatVersion] else {
                     throw StoreError(.unsupportedFormat, "\(path) has store format \(version.first.map(String.init) ?? "?"); this Freshet reads format \(LogRecord.formatVersion)")
                 }
+            } else if create {
+                needsVersion = true
             } else {
-                try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion])
+                throw StoreError(.notAStore, "\(path) has no Freshet format version")
             }
             var last = LSN.zero
             if let bytes = try txn.get(dbs.meta, key: MetaKey.lastLSN), bytes.count == 8 {
@@ -111,6 +130,15 @@ public final class Store: Sendable {
                 if key.count == 8 { last = max(last, LSN(Keys.readUInt64(key, at: 0))) }
                 return false
             }
+            return (dbs, last, needsVersion)
+        }
+        guard create else {
+            let (dbs, last, _) = try env.read { txn in try inspect(txn) }
+            return (dbs, last)
+        }
+        return try env.write { txn in
+            let (dbs, last, needsVersion) = try inspect(txn)
+            if needsVersion { try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion]) }
             return (dbs, last)
         }
     }
@@ -118,9 +146,13 @@ public final class Store: Sendable {
     /// Closes the store: refuses new appends, waits for queued ones, ends every observation,
     /// and closes the LMDB environment. Calling it again does nothing.
     public func close() {
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        mutationQueue.stop()
         writer.close()
+        // Deliveries still queued read the store: end observations before marking it closed,
+        // so they end normally rather than with a `closed` error.
         hub.finishAll()
+        isClosed.store(true, ordering: .releasing)
         env.close()
         OpenDirectories.release(claimedPath)
     }
@@ -146,16 +178,20 @@ public final class Store: Sendable {
     /// - Throws: ``StoreError/closed``, or ``StoreError/corruptRecord`` if stored state is malformed.
     public func snapshot(_ collection: String) throws(StoreError) -> Snapshot {
         try checkOpen()
-        let read: (rows: [Row], mark: SyncMark?)
+        let read: (rows: [Row], mark: SyncMark?, pending: [MutationID])
         do {
-            read = try env.read { txn in (try state.rows(collection, in: txn), try state.syncMark(collection, in: txn)) }
+            read = try env.read { txn in
+                let mark = try state.syncMark(collection, in: txn)
+                // Rows the server marked `no-store` live in memory only (RFC 9111 §5.2.2.5).
+                let base = mark?.noStore == true ? (refreshes.volatileRows(collection) ?? []) : try state.rows(collection, in: txn)
+                let projected = try overlay.apply(to: base, collection: collection, state: state, in: txn)
+                return (projected.rows, mark, projected.mutations)
+            }
         } catch {
             throw StoreError(error, doing: "reading \(collection)")
         }
-        // Rows the server marked `no-store` live in memory only (RFC 9111 §5.2.2.5).
-        let rows = read.mark?.noStore == true ? (refreshes.volatileRows(collection) ?? []) : read.rows
-        let status = self.status(rows: rows, mark: read.mark, collection: collection)
-        return Snapshot(collection: collection, rows: rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero)
+        let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
+        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending)
     }
 
     /// The names of every collection an event has touched, sorted.
@@ -258,6 +294,29 @@ public final class Store: Sendable {
                 case .delete(let id): try Keys.validate(rowID: id, in: collection)
                 }
             }
+        case .mutationProposed(let p):
+            for op in p.mutation.ops {
+                try Keys.validate(collection: op.collection)
+                try Keys.validate(rowID: op.rowID, in: op.collection)
+            }
+            for name in p.mutation.invalidates { try Keys.validate(collection: name) }
+            if case .responseRow(let c, let provisional, _) = p.mutation.confirmation {
+                try Keys.validate(collection: c)
+                try Keys.validate(rowID: provisional, in: c)
+            }
+        case .mutationConfirmed(let c):
+            for (name, row) in c.rows {
+                try Keys.validate(collection: name)
+                try Keys.validate(rowID: row.id, in: name)
+            }
+            for m in c.idMappings {
+                try Keys.validate(collection: m.collection)
+                try Keys.validate(rowID: m.provisionalID, in: m.collection)
+                try Keys.validate(rowID: m.serverID, in: m.collection)
+            }
+            for name in c.invalidates + c.affected { try Keys.validate(collection: name) }
+        case .mutationRolledBack(let r):
+            for name in r.affected { try Keys.validate(collection: name) }
         case .notModified, .fetchFailed, .invalidated:
             break
         }

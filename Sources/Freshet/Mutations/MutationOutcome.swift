@@ -1,0 +1,86 @@
+import Synchronization
+
+/// How a confirmed mutation ended.
+public struct MutationOutcome: Sendable, Hashable {
+    public var id: MutationID
+    /// The server's HTTP status.
+    public var status: Int
+    /// The server's rows folded into the base state.
+    public var rows: [Row]
+    /// The ID the server gave the provisional row, when it differs.
+    public var serverID: String?
+    /// The LSN of the `mutationConfirmed` event.
+    public var lsn: LSN
+}
+
+/// A mutation whose `mutationProposed` event is committed; the queue sends it.
+public struct PendingMutation: Sendable, Hashable {
+    public let id: MutationID
+    /// The LSN of its `mutationProposed` event.
+    public let lsn: LSN
+    let board: OutcomeBoard
+
+    /// Waits until the server confirms or rejects the mutation. Offline, this waits until
+    /// the queue gets through; cancelling the wait leaves the mutation queued.
+    /// - Throws: ``MutationError`` — `rejected`, `dependencyRolledBack`,
+    ///   `malformedConfirmation` (confirmed, but no usable row), or `cancelled` (the wait).
+    public func outcome() async throws(MutationError) -> MutationOutcome {
+        try await board.wait(for: id).get()
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.id == b.id && a.lsn == b.lsn }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// Outcomes of mutations proposed in this process, and the tasks waiting for them.
+final class OutcomeBoard: Sendable {
+    typealias Outcome = Result<MutationOutcome, MutationError>
+    private enum Entry {
+        case waiting([UInt64: CheckedContinuation<Outcome, Never>])
+        case done(Outcome)
+    }
+    private let entries = Mutex<[MutationID: Entry]>([:])
+    private let nextToken = Atomic<UInt64>(0)
+
+    func expect(_ id: MutationID) {
+        entries.withLock { e in if e[id] == nil { e[id] = .waiting([:]) } }
+    }
+
+    func resolve(_ id: MutationID, with outcome: Outcome) {
+        let waiting = entries.withLock { e -> [CheckedContinuation<Outcome, Never>] in
+            defer { e[id] = .done(outcome) }
+            if case .waiting(let w) = e[id] { return Array(w.values) }
+            return []
+        }
+        for c in waiting { c.resume(returning: outcome) }
+    }
+
+    func wait(for id: MutationID) async -> Outcome {
+        let token = nextToken.add(1, ordering: .relaxed).newValue
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Outcome, Never>) in
+                let immediate = entries.withLock { e -> Outcome? in
+                    if Task.isCancelled { return .failure(MutationError(.cancelled, "stopped waiting for mutation \(id); it stays queued", mutationID: id)) }
+                    switch e[id] {
+                    case .done(let outcome): return outcome
+                    case .waiting(var w):
+                        w[token] = c
+                        e[id] = .waiting(w)
+                        return nil
+                    case nil:
+                        e[id] = .waiting([token: c])
+                        return nil
+                    }
+                }
+                if let immediate { c.resume(returning: immediate) }
+            }
+        } onCancel: {
+            let c = entries.withLock { e -> CheckedContinuation<Outcome, Never>? in
+                guard case .waiting(var w) = e[id], let c = w.removeValue(forKey: token) else { return nil }
+                e[id] = .waiting(w)
+                return c
+            }
+            c?.resume(returning: .failure(MutationError(.cancelled, "stopped waiting for mutation \(id); it stays queued", mutationID: id)))
+        }
+    }
+}
