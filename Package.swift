@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Freshet", targets: ["Freshet"]),
         .library(name: "FreshetHTTP", targets: ["FreshetHTTP"]),
+        .library(name: "FreshetTesting", targets: ["FreshetTesting"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-demo", targets: ["FreshetDemo"]),
     ],
@@ -23,13 +24,19 @@ let package = Package(
         .target(name: "FreshetHTTP"),
         // The log, the fold, the store, observation and refresh.
         .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP"]),
+        // The test kit: TestClock, ScriptedTransport, SeededRandom, Dependencies.test.
+        .target(name: "FreshetTesting", dependencies: ["Freshet", "FreshetHTTP"]),
         // The command-line tool's logic (parsing, commands), kept in a library so tests reach it.
         .target(name: "FreshetCommands", dependencies: ["Freshet"]),
         // The command-line tool: `freshet dump DIR`.
         .executableTarget(name: "freshet", dependencies: ["FreshetCommands"], path: "tools/freshet"),
         // The demo behind `make demo`.
         .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP"], path: "tools/demo"),
-        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands"]),
+        // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).
+        .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
+        .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP"]),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting"]),
+        .testTarget(name: "FreshetTestingTests", dependencies: ["FreshetTesting", "Freshet", "FreshetHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

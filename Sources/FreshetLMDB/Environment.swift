@@ -74,9 +74,17 @@ package final class Environment: @unchecked Sendable {
         var txn: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
         guard let txn else { throw LMDBError(code: EINVAL, function: "mdb_txn_begin") }
-        let transaction = Transaction(handle: txn, isReadOnly: true)
-        defer { mdb_txn_abort(txn) }
-        return try body(transaction)
+        let result: R
+        do {
+            result = try body(Transaction(handle: txn, isReadOnly: true))
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+        // Committing (not aborting) a read-only transaction keeps the database handles it
+        // opened: LMDB closes a handle opened in a transaction that is aborted (mdb_dbi_open doc).
+        try check(mdb_txn_commit(txn), "mdb_txn_commit(read-only)")
+        return result
     }
 
     /// Runs `body` in a write transaction and commits it; when `body` throws, the transaction

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The fixture API server (tools/fixture-server/fixture_server.py), run as a child process.
 final class FixtureServer {
@@ -36,13 +39,9 @@ final class FixtureServer {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var buffer = Data()
-        while !buffer.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { throw DemoFailure(description: "the fixture server exited before it was ready") }
-            buffer.append(chunk)
+        guard let line = readLine(from: out.fileHandleForReading.fileDescriptor) else {
+            throw DemoFailure(description: "the fixture server exited before it was ready")
         }
-        let line = buffer.prefix(while: { $0 != UInt8(ascii: "\n") })
         struct Ready: Decodable { let base_url: String }
         let ready = try JSONDecoder().decode(Ready.self, from: line)
         guard let url = URL(string: ready.base_url) else { throw DemoFailure(description: "bad ready line \(String(decoding: line, as: UTF8.self))") }
@@ -51,9 +50,29 @@ final class FixtureServer {
 
     func stop() {
         guard process.isRunning else { return }
-        process.terminate()
+        // SIGKILL: a SIGTERM may be blocked in a child started from a concurrency thread.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
     deinit { stop() }
+}
+
+/// Reads `fd` up to a newline (not included) or the end, retrying reads that a signal
+/// interrupts (EINTR): Foundation's `FileHandle.availableData` traps on EINTR, which child
+/// processes exiting (SIGCHLD) cause in test runs. Nil at the end of the stream.
+func readLine(from fd: Int32) -> Data? {
+    var line = Data()
+    var byte: UInt8 = 0
+    while true {
+        let n = read(fd, &byte, 1)
+        if n == 1 {
+            if byte == UInt8(ascii: "\n") { return line }
+            line.append(byte)
+        } else if n == 0 {
+            return line.isEmpty ? nil : line
+        } else if errno != EINTR {
+            return line.isEmpty ? nil : line
+        }
+    }
 }

@@ -21,7 +21,20 @@ extension Fold {
 
     static func applyConfirmed(_ c: Event.MutationConfirmed, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
         let entry = try resolvePending(c.id, as: .confirmed, record: record, state: state, in: txn)
-        _ = entry
+        // Remember what the server confirmed, so a response to a request sent before this
+        // confirmation (its basisLSN is older) cannot undo it; see `reapplyConfirmed`.
+        for (collection, row) in c.rows {
+            try txn.put(state.dbs.confirmed, key: Keys.index(Keys.collection(collection), id: row.id), value: record.lsn.keyBytes + [1])
+        }
+        if let bytes = try txn.get(state.dbs.log, key: entry.lsn.keyBytes),
+           case .mutationProposed(let proposal) = try LogRecord.decode(bytes, expectedLSN: entry.lsn).event {
+            for op in proposal.mutation.ops {
+                if case .delete(let id) = op.change {
+                    try state.remove(id: id, prefix: Keys.collection(op.collection), in: txn)
+                    try txn.put(state.dbs.confirmed, key: Keys.index(Keys.collection(op.collection), id: id), value: record.lsn.keyBytes + [2])
+                }
+            }
+        }
         for mapping in c.idMappings {
             try txn.put(state.dbs.idMap, key: Keys.index(Keys.collection(mapping.collection), id: mapping.provisionalID), value: Array(mapping.serverID.utf8))
             if mapping.provisionalID != mapping.serverID {
@@ -51,6 +64,62 @@ extension Fold {
             try txn.put(state.dbs.idMap, key: Keys.index(Keys.collection(collection), id: provisionalID), value: [])
         }
         try touch(record.event.affectedCollections(primary: record.collection), rowsChanged: true, record: record, state: state, in: txn)
+    }
+
+    /// After a fetch replaced rows, puts back what mutations confirmed after the request left
+    /// (`basis`): a confirmed row the response lacks is kept, a confirmed delete stays deleted.
+    /// A response for the whole collection (`prune`) answers every older confirmation, so
+    /// their entries go. Returns whether rows changed.
+    static func reapplyConfirmed(after basis: LSN?, collection: String, prune: Bool, preserved: [Row], state: MaterializedState, in txn: borrowing Transaction) throws -> Bool {
+        guard let basis else { return false }
+        let prefix = Keys.collection(collection)
+        var changed = false
+        var stale: [[UInt8]] = []
+        var later: [(id: String, op: UInt8)] = []
+        try txn.forEach(state.dbs.confirmed, from: prefix) { key, value in
+            guard key.starts(with: prefix) else { return false }
+            guard value.count == 9 else { return true }
+            let lsn = LSN(Keys.readUInt64(value, at: 0))
+            if lsn > basis {
+                later.append((String(decoding: key.dropFirst(prefix.count), as: UTF8.self), value[8]))
+            } else if prune {
+                stale.append(Array(key))
+            }
+            return true
+        }
+        for key in stale { try txn.delete(state.dbs.confirmed, key: key) }
+        for (id, op) in later {
+            let present = try state.position(of: id, prefix: prefix, in: txn) != nil
+            if op == 1, !present, let row = preserved.first(where: { $0.id == id }) {
+                _ = try upsert(row, state: state, prefix: prefix, in: txn)
+                changed = true
+            } else if op == 2, present {
+                try state.remove(id: id, prefix: prefix, in: txn)
+                changed = true
+            }
+        }
+        return changed
+    }
+
+    /// The rows a later confirmation wrote, read before a fetch replaces them.
+    static func confirmedRows(after basis: LSN?, collection: String, state: MaterializedState, in txn: borrowing Transaction) throws -> [Row] {
+        guard let basis else { return [] }
+        let prefix = Keys.collection(collection)
+        var ids: [String] = []
+        try txn.forEach(state.dbs.confirmed, from: prefix) { key, value in
+            guard key.starts(with: prefix) else { return false }
+            if value.count == 9, value[8] == 1, LSN(Keys.readUInt64(value, at: 0)) > basis {
+                ids.append(String(decoding: key.dropFirst(prefix.count), as: UTF8.self))
+            }
+            return true
+        }
+        var rows: [Row] = []
+        for id in ids {
+            if let position = try state.position(of: id, prefix: prefix, in: txn), let value = try state.value(at: position, prefix: prefix, in: txn) {
+                rows.append(try value.withUnsafeBytes { try MaterializedState.decodeRow($0) })
+            }
+        }
+        return rows
     }
 
     /// The state and proposal LSN of a mutation, or nil when it was never proposed.

@@ -26,13 +26,17 @@ enum Fold {
             let rows = fetched.rowsWithheld ? [] : fetched.rows
             switch fetched.placement {
             case .replace:
+                let preserved = try confirmedRows(after: fetched.basisLSN, collection: collection, state: state, in: txn)
                 rowsChanged = try replaceRange(with: rows, page: 0, lower: 0, upper: nil, state: state, prefix: prefix, in: txn)
+                if try reapplyConfirmed(after: fetched.basisLSN, collection: collection, prune: true, preserved: preserved, state: state, in: txn) { rowsChanged = true }
                 mark.pageCount = 0
                 mark.pages = []
             case .page(let index, let isLast):
                 let lower = Keys.position(page: index, index: 0)
                 let upper = isLast ? nil : Keys.position(page: index + 1, index: 0)
+                let preserved = try confirmedRows(after: fetched.basisLSN, collection: collection, state: state, in: txn)
                 rowsChanged = try replaceRange(with: rows, page: index, lower: lower, upper: upper, state: state, prefix: prefix, in: txn)
+                if try reapplyConfirmed(after: fetched.basisLSN, collection: collection, prune: false, preserved: preserved, state: state, in: txn) { rowsChanged = true }
                 mark.pageCount = isLast ? index + 1 : max(mark.pageCount, index + 1)
                 let page = SyncMark.PageMark(url: fetched.response.url, etag: fetched.response.etag, lastModified: fetched.response.lastModified, next: fetched.nextCursor)
                 mark.pages = setPage(page, at: index, isLast: isLast, in: mark.pages)

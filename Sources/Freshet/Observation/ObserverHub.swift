@@ -9,8 +9,25 @@ final class ObserverHub: Sendable {
 
     private struct Subscriber: Sendable {
         var continuation: Continuation
-        /// The (LSN, status) of the last snapshot sent, to skip identical emissions.
-        var last: (LSN, Snapshot.Status)?
+        /// What the last snapshot sent showed, to skip emissions that would show the same.
+        var last: Shown?
+    }
+
+    /// What a UI shows of a snapshot: the rows (through the LSN that last changed them and
+    /// the pending overlay) and the status. A commit that changes neither — a 304, a refetch
+    /// of identical rows — is not emitted.
+    private struct Shown: Sendable, Equatable {
+        var rowsLSN: LSN
+        var pending: [MutationID]
+        var status: Snapshot.Status
+        var empty: Bool
+
+        init(_ s: Snapshot) {
+            rowsLSN = s.syncMark?.rowsLSN ?? .zero
+            pending = s.pendingMutations
+            status = s.status
+            empty = s.syncMark == nil
+        }
     }
 
     private let queue = DispatchQueue(label: "freshet.observers", qos: .userInitiated)
@@ -70,14 +87,15 @@ final class ObserverHub: Sendable {
             for (_, s) in targets { s.continuation.finish(throwing: error) }
             return
         }
+        let shown = Shown(snapshot)
         var sent: [UInt64] = []
         for (id, s) in targets {
-            if let last = s.last, last.0 == snapshot.lsn, last.1 == snapshot.status { continue }
+            if let last = s.last, last == shown { continue }
             s.continuation.yield(snapshot)
             sent.append(id)
         }
         subscribers.withLock { subs in
-            for id in sent { subs[collection]?[id]?.last = (snapshot.lsn, snapshot.status) }
+            for id in sent { subs[collection]?[id]?.last = shown }
         }
     }
 }

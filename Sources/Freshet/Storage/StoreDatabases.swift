@@ -12,6 +12,7 @@ import FreshetLMDB
 /// | `pending` | LSN of a `mutationProposed`, 8 bytes big-endian | its mutation ID, 16 bytes (unresolved mutations only) |
 /// | `mutations` | mutation ID, 16 bytes | state (1 byte: 1 pending, 2 confirmed, 3 rolled back) ‖ LSN of its proposal (8 bytes) |
 /// | `idMap` | collection key ‖ provisional row ID | the server's row ID, UTF-8 (empty: its mutation was rolled back) |
+/// | `confirmed` | collection key ‖ row ID | LSN of the `mutationConfirmed` that wrote (1) or deleted (2) the row: 8 bytes ‖ 1 byte |
 ///
 /// A collection key is the name's UTF-8 length (2 bytes big-endian) followed by the name, so
 /// one collection's keys never prefix another's. A position is `page << 32 | index in page`.
@@ -24,8 +25,9 @@ struct StoreDatabases: Sendable {
     let pending: Database
     let mutations: Database
     let idMap: Database
+    let confirmed: Database
 
-    static let names = ["log", "rows", "rowIndex", "marks", "meta", "pending", "mutations", "idMap"]
+    static let names = ["log", "rows", "rowIndex", "marks", "meta", "pending", "mutations", "idMap", "confirmed"]
 
     static func open(in txn: borrowing Transaction, create: Bool) throws -> StoreDatabases {
         StoreDatabases(
@@ -36,7 +38,8 @@ struct StoreDatabases: Sendable {
             meta: try txn.openDatabase("meta", create: create),
             pending: try txn.openDatabase("pending", create: create),
             mutations: try txn.openDatabase("mutations", create: create),
-            idMap: try txn.openDatabase("idMap", create: create)
+            idMap: try txn.openDatabase("idMap", create: create),
+            confirmed: try txn.openDatabase("confirmed", create: create)
         )
     }
 }

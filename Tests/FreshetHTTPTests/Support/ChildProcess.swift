@@ -26,17 +26,14 @@ final class ChildProcess {
         process.standardError = FileHandle.nullDevice
         process.currentDirectoryURL = directory
         let (stream, continuation) = AsyncStream<Data>.makeStream()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-            } else {
-                continuation.yield(data)
-            }
-        }
         chunks = stream.makeAsyncIterator()
         try process.run()
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        // Blocking reads on a thread of their own, kept off the cooperative pool.
+        Thread.detachNewThread {
+            while let line = readLine(from: fd) { continuation.yield(line + Data([UInt8(ascii: "\n")])) }
+            continuation.finish()
+        }
     }
 
     /// The next line of output (without its newline) that contains `text`; throws when the
@@ -125,5 +122,24 @@ private func removeDirectory(_ directory: URL) {
         try FileManager.default.removeItem(at: directory)
     } catch {
         Issue.record("could not remove \(directory.path): \(error)")
+    }
+}
+
+/// Reads `fd` up to a newline (not included) or the end, retrying reads that a signal
+/// interrupts (EINTR): Foundation's `FileHandle.availableData` traps on EINTR, which child
+/// processes exiting (SIGCHLD) cause in test runs. Nil at the end of the stream.
+func readLine(from fd: Int32) -> Data? {
+    var line = Data()
+    var byte: UInt8 = 0
+    while true {
+        let n = read(fd, &byte, 1)
+        if n == 1 {
+            if byte == UInt8(ascii: "\n") { return line }
+            line.append(byte)
+        } else if n == 0 {
+            return line.isEmpty ? nil : line
+        } else if errno != EINTR {
+            return line.isEmpty ? nil : line
+        }
     }
 }

@@ -1,0 +1,173 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// The fixture API server (tools/fixture-server/fixture_server.py) as a child process of a
+/// test: real PokeAPI data on a free loopback port, a control port to inject failures, and
+/// the log of the requests it served.
+final class FixtureServer {
+    /// One request the API port served, from `GET /requests` on the control port.
+    struct LoggedRequest: Decodable, Equatable {
+        let method: String
+        /// The request target: path and query, as sent.
+        let path: String
+        let status: Int
+        let if_none_match: String?
+        let if_modified_since: String?
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    let baseURL: URL
+    let controlURL: URL
+    private let process: Process
+    private let exited: AsyncStream<Int32>
+    private let stderrLog: URL
+    private let session = URLSession(configuration: .ephemeral)
+
+    /// The repository root, found from this file's path.
+    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent() // Support
+        .deletingLastPathComponent() // FreshetTests
+        .deletingLastPathComponent() // Tests
+        .deletingLastPathComponent()
+
+    private init(baseURL: URL, controlURL: URL, process: Process, exited: AsyncStream<Int32>, stderrLog: URL) {
+        self.baseURL = baseURL
+        self.controlURL = controlURL
+        self.process = process
+        self.exited = exited
+        self.stderrLog = stderrLog
+    }
+
+    /// Starts a server, runs `body` with it, and terminates it afterwards (also on a throw).
+    static func withRunning<R>(_ body: (FixtureServer) async throws -> R) async throws -> R {
+        let server = try await start()
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// Spawns the server and waits for its ready line.
+    static func start() async throws -> FixtureServer {
+        let script = repositoryRoot.appendingPathComponent("tools/fixture-server/fixture_server.py")
+        guard FileManager.default.fileExists(atPath: script.path) else {
+            throw Failure(description: "no fixture server at \(script.path)")
+        }
+        let stderrLog = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-server-\(UUID().uuidString).stderr")
+        _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "--port", "0"]
+        process.currentDirectoryURL = repositoryRoot
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = try FileHandle(forWritingTo: stderrLog)
+        process.standardInput = FileHandle.nullDevice
+        let (exited, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
+        process.terminationHandler = { process in
+            exit.yield(process.terminationStatus)
+            exit.finish()
+        }
+        try process.run()
+
+        let reader = stdout.fileHandleForReading
+        let line: Data = try await withCheckedThrowingContinuation { continuation in
+            // A blocking read, kept off the cooperative thread pool.
+            DispatchQueue.global().async {
+                guard let line = readLine(from: reader.fileDescriptor) else {
+                    let stderr = (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? ""
+                    continuation.resume(throwing: Failure(description: "the fixture server exited before it was ready: \(stderr)"))
+                    return
+                }
+                continuation.resume(returning: line)
+            }
+        }
+        struct Ready: Decodable {
+            let port: Int
+            let control_port: Int
+            let base_url: String
+        }
+        let ready = try JSONDecoder().decode(Ready.self, from: line)
+        guard let baseURL = URL(string: ready.base_url), let controlURL = URL(string: "http://127.0.0.1:\(ready.control_port)") else {
+            throw Failure(description: "bad ready line \(String(decoding: line, as: UTF8.self))")
+        }
+        return FixtureServer(baseURL: baseURL, controlURL: controlURL, process: process, exited: exited, stderrLog: stderrLog)
+    }
+
+    /// Changes the server's behaviour (`POST /control`), such as `["fail_status": 500, "fail_count": 1]`,
+    /// `["malformed": true]`, `["refuse": true]` or `["reset": true]`; returns the new control state.
+    @discardableResult
+    func control(_ update: [String: Any]) async throws -> [String: Any] {
+        var request = URLRequest(url: controlURL.appendingPathComponent("control"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: update)
+        let (data, response) = try await session.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200, let state = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw Failure(description: "POST /control \(update) answered \(status): \(String(decoding: data, as: UTF8.self))")
+        }
+        return state
+    }
+
+    /// The requests the API port served so far, in order (`GET /requests`).
+    func requests() async throws -> [LoggedRequest] {
+        let (data, response) = try await session.data(from: controlURL.appendingPathComponent("requests"))
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw Failure(description: "GET /requests failed: \(String(decoding: data, as: UTF8.self))")
+        }
+        return try JSONDecoder().decode([LoggedRequest].self, from: data)
+    }
+
+    /// Forgets the requests logged so far (`POST /requests/clear`).
+    func clearRequests() async throws {
+        var request = URLRequest(url: controlURL.appendingPathComponent("requests/clear"))
+        request.httpMethod = "POST"
+        let (_, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw Failure(description: "POST /requests/clear failed") }
+    }
+
+    /// Kills the server and waits until it has exited. Calling it again does nothing.
+    ///
+    /// SIGKILL, not `Process.terminate()`'s SIGTERM: a child started from a Swift concurrency
+    /// thread inherits that thread's blocked-signal mask, so SIGTERM would never arrive.
+    func stop() async {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for await _ in exited {}
+        session.invalidateAndCancel()
+        try? FileManager.default.removeItem(at: stderrLog)
+    }
+}
+
+/// Reads `fd` up to a newline (not included) or the end, retrying reads that a signal
+/// interrupts (EINTR): Foundation's `FileHandle.availableData` traps on EINTR, which child
+/// processes exiting (SIGCHLD) cause in test runs. Nil at the end of the stream.
+func readLine(from fd: Int32) -> Data? {
+    var line = Data()
+    var byte: UInt8 = 0
+    while true {
+        let n = read(fd, &byte, 1)
+        if n == 1 {
+            if byte == UInt8(ascii: "\n") { return line }
+            line.append(byte)
+        } else if n == 0 {
+            return line.isEmpty ? nil : line
+        } else if errno != EINTR {
+            return line.isEmpty ? nil : line
+        }
+    }
+}
