@@ -1,16 +1,35 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The fixture API server (tools/fixture-server/fixture_server.py), run as a child process.
+@MainActor
 final class FixtureServer {
     let process: Process
     let baseURL: URL
+    /// The control port: tells the server to fail, delay or refuse (see tools/fixture-server/README.md).
+    let controlURL: URL
 
-    private init(process: Process, baseURL: URL) {
+    private init(process: Process, baseURL: URL, controlURL: URL) {
         self.process = process
         self.baseURL = baseURL
+        self.controlURL = controlURL
+    }
+
+    /// `POST /control` with `settings`, such as `["refuse": true]`.
+    func control(_ settings: [String: Any]) async throws {
+        var request = URLRequest(url: controlURL.appendingPathComponent("control"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: settings)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw DemoFailure(description: "the fixture server refused control \(settings)")
+        }
     }
 
     /// The demo's port: stable across runs, so stored page URLs and their validators still
@@ -42,10 +61,12 @@ final class FixtureServer {
         guard let line = readLine(from: out.fileHandleForReading.fileDescriptor) else {
             throw DemoFailure(description: "the fixture server exited before it was ready")
         }
-        struct Ready: Decodable { let base_url: String }
+        struct Ready: Decodable { let base_url: String; let control_port: Int }
         let ready = try JSONDecoder().decode(Ready.self, from: line)
-        guard let url = URL(string: ready.base_url) else { throw DemoFailure(description: "bad ready line \(String(decoding: line, as: UTF8.self))") }
-        return FixtureServer(process: process, baseURL: url)
+        guard let url = URL(string: ready.base_url), let control = URL(string: "http://127.0.0.1:\(ready.control_port)") else {
+            throw DemoFailure(description: "bad ready line \(String(decoding: line, as: UTF8.self))")
+        }
+        return FixtureServer(process: process, baseURL: url, controlURL: control)
     }
 
     func stop() {
@@ -55,7 +76,7 @@ final class FixtureServer {
         process.waitUntilExit()
     }
 
-    deinit { stop() }
+    isolated deinit { stop() }
 }
 
 /// Reads `fd` up to a newline (not included) or the end, retrying reads that a signal

@@ -33,6 +33,57 @@ func describe(_ date: Date?) -> String {
     return LogRecord.iso8601(date)
 }
 
+/// A JSONPlaceholder todo.
+struct Todo: Codable { let userId: Int; let id: Int; let title: String; let completed: Bool }
+
+/// Step 6: optimistic edits of JSONPlaceholder todos, printed as an observer sees them.
+@MainActor
+func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
+    let todos = Resource(collection: "todos", path: "/todos", query: ["userId": "1"], rows: .rootArray, id: .field("id"), freshness: .http)
+    try await store.refreshIfNeeded(todos)
+    print("\n6. Optimistic mutations on `todos` (JSONPlaceholder, user 1). The observer prints every emission:")
+    let watcher = Task { @MainActor in
+        for try await snapshot in store.observe("todos") {
+            let shown = try snapshot.decodeRows(Todo.self).prefix(2).map { "#\($0.id) \($0.completed ? "✓" : "·") \($0.title.prefix(24).debugDescription)" }
+            print("   observer: \(snapshot.rows.count) rows, pending \(snapshot.pendingMutations.count), \(shown.joined(separator: " | "))")
+        }
+    }
+    func edit(_ todo: Todo, title: String? = nil, completed: Bool? = nil) throws -> Mutation {
+        let changed = Todo(userId: todo.userId, id: todo.id, title: title ?? todo.title, completed: completed ?? todo.completed)
+        return Mutation(name: "editTodo", ops: [.upsert(try Row(id: String(todo.id), encoding: changed), in: "todos")],
+                        request: try .init(method: .patch, path: "/todos/\(todo.id)", json: changed))
+    }
+    let current = try store.snapshot("todos").decodeRows(Todo.self)
+    guard current.count >= 2 else { throw DemoFailure(description: "expected at least 2 todos, got \(current.count)") }
+
+    print("   a) mark #\(current[0].id) done; the server confirms:")
+    let confirmed = try await store.mutate(try edit(current[0], completed: !current[0].completed))
+    let outcome = try await confirmed.outcome()
+    print("      confirmed with \(outcome.status), LSN \(outcome.lsn)")
+
+    print("   b) rename #\(current[1].id); the server answers 409 Conflict, so it rolls back:")
+    try await server.control(["fail_status": 409, "fail_count": 1, "fail_method": "PATCH"])
+    let rename = try edit(current[1], title: "renamed while someone else edited")
+    do throws(MutationError) {
+        _ = try await store.mutate(rename).outcome()
+    } catch {
+        print("      \(error.code): \(error.message)")
+    }
+
+    print("   c) offline: the server refuses connections; rename #\(current[1].id) anyway:")
+    try await server.control(["refuse": true])
+    let offline = try await store.mutate(try edit(current[1], title: "written offline"))
+    let queued = try store.pendingMutations()
+    print("      queued: \(queued.map { "\($0.name) \($0.id)" }.joined(separator: ", "))")
+    try await server.control(["refuse": false])
+    print("      back online: networkDidBecomeReachable()")
+    await store.networkDidBecomeReachable()
+    let sent = try await offline.outcome()
+    print("      confirmed with \(sent.status) (sent once, Idempotency-Key \(sent.id))")
+    watcher.cancel()
+    _ = await watcher.result
+}
+
 /// "12 requests: 3 × 200, 9 × 304", from the fixture server's request log.
 func requestCounts() throws -> String {
     struct Line: Decodable { let status: Int }
@@ -119,7 +170,9 @@ func run() async throws {
         print("   SyncMark: fetched at \(describe(mark.fetchedAt)), ETag \(mark.etag ?? "none"), \(mark.pageCount) pages, Cache-Control \(mark.cacheControl ?? "none")")
     }
 
-    print("\n6. The server goes away; the app relaunches offline.")
+    try await mutationsDemo(live, server: server)
+
+    print("\n7. The server goes away; the app relaunches offline.")
     server.stop()
     live.close()
     store = nil

@@ -58,9 +58,12 @@ extension Fold {
         let entry = try resolvePending(r.id, as: .rolledBack, record: record, state: state, in: txn)
         // A row this mutation would have created never exists: mutations that refer to its
         // provisional ID must roll back too (an empty server ID marks that).
+        // Only a create's provisional ID gets the mark: an edit's ID names a row the server has.
         if let bytes = try txn.get(state.dbs.log, key: entry.lsn.keyBytes),
            case .mutationProposed(let proposal) = try LogRecord.decode(bytes, expectedLSN: entry.lsn).event,
-           case .responseRow(let collection, let provisionalID, _) = proposal.mutation.confirmation {
+           case .responseRow(let collection, let provisionalID, _) = proposal.mutation.confirmation,
+           try state.position(of: provisionalID, prefix: Keys.collection(collection), in: txn) == nil,
+           try txn.get(state.dbs.idMap, key: Keys.index(Keys.collection(collection), id: provisionalID)) == nil {
             try txn.put(state.dbs.idMap, key: Keys.index(Keys.collection(collection), id: provisionalID), value: [])
         }
         try touch(record.event.affectedCollections(primary: record.collection), rowsChanged: true, record: record, state: state, in: txn)

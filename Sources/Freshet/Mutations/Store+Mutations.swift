@@ -251,8 +251,24 @@ extension Store {
         return result
     }
 
+    /// Whether the request names `provisionalID`: as a whole path segment, or as a JSON string
+    /// value in the body (never as a substring: "2" is not in "/todos/12").
     static func mentions(_ request: Mutation.Request, _ provisionalID: String) -> Bool {
-        request.path.contains(provisionalID) || (request.body.map { String(decoding: $0, as: UTF8.self).contains(provisionalID) } ?? false)
+        if request.path.split(separator: "/").contains(where: { $0 == provisionalID }) { return true }
+        guard let body = request.body else { return false }
+        func contains(_ value: Any) -> Bool {
+            switch value {
+            case let s as String: return s == provisionalID
+            case let a as [Any]: return a.contains(where: contains)
+            case let d as [String: Any]: return d.values.contains(where: contains)
+            default: return false
+            }
+        }
+        do {
+            return contains(try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]))
+        } catch {
+            return false
+        }
     }
 
     /// The request to send: the path and body with confirmed provisional IDs replaced, the
@@ -261,7 +277,7 @@ extension Store {
         var path = mutation.request.path
         var body = mutation.request.body
         for (provisional, server) in mappings where Self.mentions(mutation.request, provisional) {
-            path = path.replacingOccurrences(of: provisional, with: server)
+            path = path.split(separator: "/", omittingEmptySubsequences: false).map { $0 == provisional ? server : String($0) }.joined(separator: "/")
             if let b = body { body = Self.substitute(provisional, with: server, in: b) }
         }
         guard let url = URL(string: path, relativeTo: configuration.baseURL)?.absoluteURL, url.scheme == "http" || url.scheme == "https" else {
@@ -283,7 +299,7 @@ extension Store {
     }
 
     /// Replaces JSON string values equal to `provisional` by the server ID (as a number when
-    /// it is one), or the raw text when the body is not JSON.
+    /// it is one); a body that is not JSON is sent as it is.
     static func substitute(_ provisional: String, with server: String, in body: Data) -> Data {
         func walk(_ value: Any) -> Any {
             switch value {
@@ -297,7 +313,7 @@ extension Store {
             let parsed = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
             return try JSONSerialization.data(withJSONObject: walk(parsed), options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         } catch {
-            return Data(String(decoding: body, as: UTF8.self).replacingOccurrences(of: provisional, with: server).utf8)
+            return body
         }
     }
 }
