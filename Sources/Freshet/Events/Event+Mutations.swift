@@ -144,7 +144,7 @@ extension ByteWriter {
 
     mutating func encode(_ c: Event.MutationConfirmed) {
         field(1, bytes: c.id.bytes)
-        field(2, uint: UInt64(c.status))
+        field(2, uint: UInt64(clamping: c.status))
         for r in c.rows {
             field(3) { m in
                 m.field(1, string: r.collection)
@@ -164,7 +164,7 @@ extension ByteWriter {
 
     mutating func encode(_ r: Event.MutationRolledBack) {
         field(1, bytes: r.id.bytes)
-        if let status = r.status { field(2, uint: UInt64(status)) }
+        if let status = r.status { field(2, uint: UInt64(clamping: status)) }
         field(3, string: r.reason)
         if !r.body.isEmpty { field(4, bytes: r.body) }
         for name in r.affected { field(5, string: name) }

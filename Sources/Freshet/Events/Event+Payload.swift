@@ -12,7 +12,7 @@ extension Event {
             case .replace: w.field(1, uint: 1)
             case .page(let index, let isLast):
                 w.field(1, uint: 2)
-                w.field(2, uint: UInt64(index))
+                w.field(2, uint: UInt64(clamping: index))
                 w.field(3, bool: isLast)
             case .upsert: w.field(1, uint: 3)
             }
@@ -23,14 +23,14 @@ extension Event {
             if f.rowsWithheld { w.field(8, bool: true) }
         case .notModified(let n):
             w.field(1) { $0.encode(n.response) }
-            if let page = n.page { w.field(2, uint: UInt64(page)) }
+            if let page = n.page { w.field(2, uint: UInt64(clamping: page)) }
             if let basis = n.basisLSN { w.field(3, uint: basis.rawValue) }
         case .fetchFailed(let f):
             w.field(1, string: f.url)
             w.field(2, string: f.reason)
-            if let status = f.status { w.field(3, uint: UInt64(status)) }
+            if let status = f.status { w.field(3, uint: UInt64(clamping: status)) }
             w.field(4, string: f.message)
-            w.field(5, uint: UInt64(f.attempt))
+            w.field(5, uint: UInt64(clamping: f.attempt))
             w.field(6, int: f.durationMicros)
         case .changed(let c), .localWrite(let c):
             for op in c.ops {
@@ -164,7 +164,7 @@ extension ByteWriter {
 
     mutating func encode(_ r: ResponseInfo) {
         field(1, string: r.url)
-        field(2, uint: UInt64(r.status))
+        field(2, uint: UInt64(clamping: r.status))
         field(3, string: r.etag)
         field(4, string: r.lastModified)
         field(5, string: r.cacheControl)
@@ -172,8 +172,8 @@ extension ByteWriter {
         field(7, string: r.age)
         field(8, string: r.expires)
         field(9, int: r.durationMicros)
-        field(10, uint: UInt64(r.responseBytes))
-        field(11, uint: UInt64(r.requestBytes))
+        field(10, uint: UInt64(clamping: r.responseBytes))
+        field(11, uint: UInt64(clamping: r.requestBytes))
     }
 }
 

@@ -1,5 +1,6 @@
-/// Why a refresh failed. Every failure except cancellation was also appended to the log as
-/// a `fetchFailed` event (``lsn``); the collection keeps its previous rows.
+/// Why a refresh failed. A failure the server or the network caused was also appended to the
+/// log as a `fetchFailed` event (``lsn``); `invalidURL`, `storage` and `cancelled` append
+/// nothing. The collection keeps its previous rows.
 ///
 /// Match on the code with `catch FetchError.httpStatus`.
 public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -16,7 +17,7 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cannotConnect = Code(rawValue: "cannotConnect")
         /// The connection dropped during the exchange.
         public static let connectionLost = Code(rawValue: "connectionLost")
-        /// The task was cancelled; nothing was appended.
+        /// The task was cancelled; nothing more was appended (earlier attempts stay in the log).
         public static let cancelled = Code(rawValue: "cancelled")
         /// The body is not JSON of the expected shape, or not JSON at all.
         public static let malformedBody = Code(rawValue: "malformedBody")

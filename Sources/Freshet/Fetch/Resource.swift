@@ -7,8 +7,8 @@ import Foundation
 /// // PokeAPI: {"count":151,"next":"…?offset=20&limit=20","results":[{"name":…,"url":"/api/v2/pokemon/1/"}]}
 /// let pokemon = Resource.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "50"],
 ///                             rowsAt: "results", id: .lastPathComponent(of: "url"), paging: .nextField("next"))
-/// // One document, upserted into a collection of details:
-/// let pikachu = Resource.document("pokemon-detail", path: "/api/v2/pokemon/25/")
+/// // One document in a collection of its own (freshness and validators are per collection):
+/// let pikachu = Resource.document("pokemon/25", path: "/api/v2/pokemon/25/")
 /// ```
 public struct Resource: Sendable, Hashable {
     /// Where the rows are in a response body.

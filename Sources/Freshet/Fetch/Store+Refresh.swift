@@ -30,9 +30,10 @@ extension Store {
     ///
     /// - Throws: ``FetchError``: `httpStatus` (a 4xx, or a 5xx/408/429 after the last
     ///   attempt), `timedOut`, `cannotConnect`, `connectionLost`, `malformedBody`,
-    ///   `pagingLoop`, `invalidURL`, `transport` — each attempt was appended as `fetchFailed`,
-    ///   and the collection keeps its rows. `cancelled` when the task was cancelled: the retry
-    ///   loop stops and nothing more is appended. `storage` when the store cannot append.
+    ///   `pagingLoop`, `transport` — each attempt was appended as `fetchFailed`, and the
+    ///   collection keeps its rows. `cancelled` when the task was cancelled: the retry loop
+    ///   stops and nothing more is appended. `invalidURL` (nothing sent) and `storage` (the
+    ///   store cannot append) append nothing.
     @discardableResult
     public func refresh(_ resource: Resource) async throws(FetchError) -> RefreshSummary {
         let url = try resource.url(relativeTo: configuration.baseURL)

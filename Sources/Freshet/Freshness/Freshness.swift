@@ -81,8 +81,10 @@ public enum Freshness {
     static func correctedInitialAge(_ mark: SyncMark, responseTime: Date) -> Double {
         let date = mark.responseDate.flatMap { HTTPDate.parse($0, now: responseTime) }
         let apparentAge = date.map { max(0, responseTime.timeIntervalSince($0)) } ?? 0
-        // §5.1: Age is a non-negative integer; an invalid one is ignored.
-        let ageValue = mark.age.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        // §5.1: Age is delta-seconds (digits only); an invalid one is ignored, a huge one capped (§1.2.2).
+        let ageText = mark.age?.trimmingCharacters(in: .whitespaces) ?? ""
+        let ageValue = !ageText.isEmpty && ageText.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })
+            ? Double(ageText.count > 10 ? 2_147_483_648 : min(Int(ageText) ?? 0, 2_147_483_648)) : 0
         let responseDelay = Double(mark.responseDelayMicros) / 1_000_000
         return max(apparentAge, ageValue + responseDelay)
     }

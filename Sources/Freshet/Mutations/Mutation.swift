@@ -8,7 +8,7 @@ import FreshetHTTP
 /// let draft = "tmp-\(UUID())"
 /// let create = Mutation(name: "createTodo",
 ///     ops: [.upsert(try Row(id: draft, encoding: Todo(title: "Buy milk")), in: "todos")],
-///     request: .init(method: .post, path: "/todos", json: Todo(title: "Buy milk")),
+///     request: try .init(method: .post, path: "/todos", json: Todo(title: "Buy milk")),
 ///     invalidates: ["todos-count"])
 /// let pending = try await store.mutate(create)   // durable before the request leaves
 /// let outcome = try await pending.outcome()      // confirmed, or throws MutationError.rejected

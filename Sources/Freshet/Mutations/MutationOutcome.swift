@@ -23,7 +23,8 @@ public struct PendingMutation: Sendable, Hashable {
     /// Waits until the server confirms or rejects the mutation. Offline, this waits until
     /// the queue gets through; cancelling the wait leaves the mutation queued.
     /// - Throws: ``MutationError`` — `rejected`, `dependencyRolledBack`,
-    ///   `malformedConfirmation` (confirmed, but no usable row), or `cancelled` (the wait).
+    ///   `malformedConfirmation` (confirmed, but no usable row), `cancelled` (the wait), or
+    ///   `storage` when the store closes first (the mutation stays queued).
     public func outcome() async throws(MutationError) -> MutationOutcome {
         try await board.wait(for: id).get()
     }
@@ -53,6 +54,23 @@ final class OutcomeBoard: Sendable {
             return []
         }
         for c in waiting { c.resume(returning: outcome) }
+    }
+
+    /// Answers every waiting task with `error` (the store is closing).
+    func failAll(_ error: MutationError) {
+        let waiting = entries.withLock { e -> [(MutationID, CheckedContinuation<Outcome, Never>)] in
+            var all: [(MutationID, CheckedContinuation<Outcome, Never>)] = []
+            for (id, entry) in e {
+                if case .waiting(let w) = entry {
+                    all += w.values.map { (id, $0) }
+                    e[id] = .done(.failure(error))
+                }
+            }
+            return all
+        }
+        for (id, c) in waiting {
+            c.resume(returning: .failure(MutationError(error.code, error.message, mutationID: id)))
+        }
     }
 
     func wait(for id: MutationID) async -> Outcome {

@@ -9,7 +9,7 @@ public struct QueuedMutation: Sendable, Hashable {
     public var queue: String
     /// The LSN of its `mutationProposed` event; the queue sends in this order.
     public var lsn: LSN
-    /// Send attempts made since the store was opened.
+    /// Failed send attempts since the store was opened.
     public var attempts: Int
     /// The last attempt's failure, if any.
     public var lastError: String?
@@ -123,14 +123,35 @@ extension Store {
         let request: HTTPRequest
         do {
             request = try await buildRequest(mutation, id: id, mappings: first.mappings.filter { !$0.value.isEmpty })
+        } catch where error.code == .storage {
+            // The token provider failed: that may pass, so the mutation waits and tries again.
+            mutationQueue.recordAttempt(id, queue: queue, error: error.message)
+            return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: error.message)
         } catch {
             let reason = "cannot build the request: \(error.message)"
             return await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: nil, reason: reason, affected: affected)),
                                  collection: affected.first ?? queue, outcome: .failure(MutationError(.invalidMutation, "\(mutation.name): \(reason)", mutationID: id)))
         }
-        let response: HTTPResponse
+        var response: HTTPResponse
         do throws(TransportError) {
             response = try await dependencies.transport.send(request)
+            // A 401 renews the token once and sends again with the new one.
+            if response.status == 401, let auth = configuration.authentication {
+                do {
+                    try await auth.refresh()
+                } catch {
+                    mutationQueue.recordAttempt(id, queue: queue, error: "renewing the token failed: \(error)")
+                    return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "renewing the token failed")
+                }
+                var renewed = request
+                do {
+                    if let token = try await auth.token() { renewed.headers.set(name: "Authorization", value: "Bearer \(token)") }
+                } catch {
+                    mutationQueue.recordAttempt(id, queue: queue, error: "the token provider failed: \(error)")
+                    return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "the token provider failed")
+                }
+                response = try await dependencies.transport.send(renewed)
+            }
         } catch {
             if error.code == .cancelled { return .stop }
             mutationQueue.recordAttempt(id, queue: queue, error: error.message)

@@ -100,17 +100,17 @@ extension SyncMark {
         w.field(9, string: age)
         w.field(10, string: expires)
         w.field(11, string: nextCursor)
-        w.field(12, uint: UInt64(pageCount))
+        w.field(12, uint: UInt64(clamping: pageCount))
         w.field(13, time: lastAttemptAt)
         if let e = lastError {
             w.field(14) { m in
                 m.field(1, string: e.reason)
-                if let s = e.status { m.field(2, uint: UInt64(s)) }
+                if let s = e.status { m.field(2, uint: UInt64(clamping: s)) }
                 m.field(3, string: e.message)
                 m.field(4, uint: e.lsn.rawValue)
             }
         }
-        w.field(15, uint: UInt64(consecutiveFailures))
+        w.field(15, uint: UInt64(clamping: consecutiveFailures))
         w.field(16, time: invalidatedAt)
         if let invalidatedLSN { w.field(17, uint: invalidatedLSN.rawValue) }
         w.field(18, uint: rowsLSN.rawValue)

@@ -12,7 +12,9 @@ public struct Configuration: Sendable {
         /// An OS crash may lose the last committed transaction; the store stays intact.
         case relaxed
         /// LMDB `MDB_NOSYNC`: nothing is flushed. An OS crash may lose any commits since the
-        /// OS last wrote back; for tests and throwaway caches. A process crash loses nothing.
+        /// OS last wrote back, and may corrupt the store unless the file system keeps write
+        /// order (LMDB's `MDB_NOSYNC` doc); for tests and throwaway caches. A process crash
+        /// loses nothing.
         case none
     }
 
@@ -34,7 +36,8 @@ public struct Configuration: Sendable {
     public var requestTimeout: Duration?
     /// How failed requests are retried. See ``RetryPolicy``.
     public var retry = RetryPolicy()
-    /// Adds `Authorization: Bearer …` to requests and renews the token on a 401; nil: none.
+    /// Adds `Authorization: Bearer …` to requests (fetches and mutations) and renews the token
+    /// once on a 401; nil: none.
     public var authentication: Authentication?
     /// The most pages one refresh follows before it stops with a `pagingLoop` failure.
     public var maxPages: Int = 10_000
@@ -48,8 +51,9 @@ public struct Configuration: Sendable {
     /// The delay before attempt *n*+1 is `min(maxDelay, baseDelay × 2^(n−1)) × (1 − jitter × r)`
     /// with `r` uniform in 0 ..< 1 from the store's random source: with the defaults about
     /// 1 s, 2 s, 4 s … never more than 30 s. A `Retry-After` header (RFC 9110 §10.2.3, seconds
-    /// or an HTTP date) replaces the computed delay; one in the past means at once; one
-    /// further away than ``maxRetryAfter`` ends the retries (the failure is returned).
+    /// or an HTTP date) replaces the computed delay; one in the past means at once. For a
+    /// refresh, one further away than ``maxRetryAfter`` ends the retries (the failure is
+    /// returned); a mutation is never dropped, so its wait is capped at ``maxRetryAfter``.
     /// Retried: timeouts, refused or lost connections, 5xx, 408 and 429. Not retried: other
     /// 4xx, a malformed body, cancellation.
     public struct RetryPolicy: Sendable, Hashable {

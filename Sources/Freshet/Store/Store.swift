@@ -98,8 +98,9 @@ public final class Store: Sendable {
             OpenDirectories.release(resolved)
             throw StoreError(error, doing: "opening \(path)")
         }
-        // Pending mutations found in the log are sent again (trigger: store open).
-        kickMutationQueues()
+        // Pending mutations found in the log are sent again (trigger: store open); a read-only
+        // store cannot record their outcomes, so it never sends.
+        if create { kickMutationQueues() }
     }
 
     /// Opens the named databases, checks the format version, and finds the last LSN. An
@@ -148,6 +149,7 @@ public final class Store: Sendable {
     public func close() {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         mutationQueue.stop()
+        mutationOutcomes.failAll(MutationError(.storage, "the store closed; the mutation stays queued and is sent after the next open"))
         writer.close()
         // Deliveries still queued read the store: end observations before marking it closed,
         // so they end normally rather than with a `closed` error.
@@ -281,6 +283,27 @@ public final class Store: Sendable {
 
     static func validate(_ event: Event, in collection: String) throws(StoreError) {
         try Keys.validate(collection: collection)
+        // The log stores these numbers unsigned: a negative one is refused, never wrapped.
+        func nonNegative(_ value: Int?, _ what: String) throws(StoreError) {
+            if let value, value < 0 { throw StoreError(.invalidEvent, "\(event.kind.name) for \(collection): \(what) is \(value), must not be negative") }
+        }
+        func response(_ r: ResponseInfo) throws(StoreError) {
+            try nonNegative(r.status, "the HTTP status")
+            try nonNegative(r.responseBytes, "the response size")
+            try nonNegative(r.requestBytes, "the request size")
+        }
+        switch event {
+        case .fetched(let f): try response(f.response)
+        case .notModified(let n):
+            try response(n.response)
+            try nonNegative(n.page, "the page index")
+        case .fetchFailed(let f):
+            try nonNegative(f.status, "the HTTP status")
+            try nonNegative(f.attempt, "the attempt number")
+        case .mutationConfirmed(let c): try nonNegative(c.status, "the HTTP status")
+        case .mutationRolledBack(let r): try nonNegative(r.status, "the HTTP status")
+        default: break
+        }
         switch event {
         case .fetched(let f):
             for row in f.rows { try Keys.validate(rowID: row.id, in: collection) }
