@@ -20,15 +20,22 @@ import Synchronization
 ///
 /// Sleeping tasks are resumed only by ``advance(by:)``, ``advance(to:)`` and ``run(maxSteps:)``,
 /// one at a time in deadline order (registration order between equal deadlines), each with
-/// ``now`` equal to its own deadline. After each one the advancing task waits until the
-/// resumed task has returned from `sleep`, then keeps calling `Task.yield()` until
-/// ``yieldsPerStep`` yields in a row pass with nothing happening on the clock (no sleep
-/// registered, returned or cancelled, no request reaching a `ScriptedTransport` made with this
-/// clock), so that the resumed task's follow-up work (registering its next sleep, sending a
-/// request) runs before the next step. Yields are a generous allowance, not a guarantee: a
-/// follow-up that waits on something else (another actor, a thread, I/O) may not be done in
-/// time. To synchronise on something exactly, wait for it (``waitForSleepers(_:)``, or the
-/// scripted transport's `waitForRequests(_:)`) before advancing.
+/// ``now`` equal to its own deadline. After each one the advancing task lets the resumed task's
+/// follow-up work (registering its next sleep, sending a request) run before the next step:
+///
+/// 1. it waits until the resumed task has returned from `sleep`;
+/// 2. it calls `Task.yield()` until the resumed task comes back to the clock (calls `sleep`
+///    again, or sends a request through a `ScriptedTransport` made with this clock) and
+///    ``yieldsPerStep`` yields in a row have passed with nothing happening on the clock (no
+///    sleep registered, returned or cancelled, no request arriving);
+/// 3. a resumed task that never comes back (it finishes, or goes on waiting elsewhere) is
+///    given at most 40 × ``yieldsPerStep`` yields.
+///
+/// Yields are a generous allowance, not a guarantee: a follow-up that hops to another actor
+/// or thread, or a machine so busy that the resumed task's thread is descheduled for the
+/// whole allowance, can still be late. To synchronise on something exactly, wait for it
+/// (``waitForSleepers(_:)``, or the scripted transport's `waitForRequests(_:)`) before
+/// advancing.
 ///
 /// The clock never reads the wall clock, and none of its methods sleep on it.
 public final class TestClock: Clock, Sendable {
@@ -40,7 +47,8 @@ public final class TestClock: Clock, Sendable {
 
     /// How many `Task.yield()` calls in a row, with nothing happening on the clock, an advance
     /// waits before its first step and after each resumed sleeper, to let resumed tasks run
-    /// their follow-up work. Defaults to 50; raise it when a follow-up takes several hops.
+    /// their follow-up work; 40 times this bounds the wait for a resumed task that does not
+    /// come back to the clock. Defaults to 50; raise it when a follow-up takes several hops.
     public let yieldsPerStep: Int
 
     private let state = Mutex(State())
@@ -106,8 +114,10 @@ public final class TestClock: Clock, Sendable {
         try Task.checkCancellation()
         let task = Self.currentTaskKey()
         let id: UInt64? = state.withLock { state in
-            state.cameBack(task)
-            guard deadline > state.now else { return nil }
+            guard deadline > state.now else {
+                state.cameBack(task)
+                return nil
+            }
             return state.makeID()
         }
         guard let id else { return }
@@ -116,6 +126,9 @@ public final class TestClock: Clock, Sendable {
                 // Cancellation sets the task's flag before it runs the handler, so either the
                 // handler finds this sleeper registered, or the flag is already set here.
                 let registration = state.withLock { state -> Registration in
+                    // The task is back on the clock: an advance settling after resuming it
+                    // may stop waiting for it.
+                    state.cameBack(task)
                     if Task.isCancelled { return .cancelled }
                     if deadline <= state.now { return .due }
                     state.sleepers.append(Sleeper(id: id, task: task, deadline: deadline, continuation: continuation))
@@ -270,7 +283,7 @@ public final class TestClock: Clock, Sendable {
     /// `ScriptedTransport` made with this clock), and, when `task` is given (the task an
     /// advance just resumed), until that task has come back: called `sleep` on this clock or
     /// sent a request through a `ScriptedTransport` made with it. Never more than
-    /// ``settleLimit`` times ``yieldsPerStep`` yields: a resumed task that finishes, or goes on
+    /// `settleLimit` times ``yieldsPerStep`` yields: a resumed task that finishes, or goes on
     /// elsewhere, never comes back.
     private func settle(watching task: Int? = nil) async {
         var seen = state.withLock { $0.activity }
@@ -281,7 +294,9 @@ public final class TestClock: Clock, Sendable {
         }
         while total < yieldsPerStep * Self.settleLimit {
             if quiet >= yieldsPerStep {
-                guard let task, state.withLock({ $0.watched[task] == false }) else { return }
+                guard let task, state.withLock({ $0.watched[task] == false }) else {
+                    return
+                }
             }
             await Task.yield()
             total += 1
@@ -293,7 +308,6 @@ public final class TestClock: Clock, Sendable {
                 quiet = 0
             }
         }
-        print("DEBUG settle limit hit: task=\(String(describing: task)) watched=\(String(describing: task.flatMap { t in state.withLock { $0.watched[t] } })) sleepers=\(sleeperCount)")
     }
 
     /// Records activity that a resumed task's follow-up work caused, such as a request
@@ -317,7 +331,7 @@ public final class TestClock: Clock, Sendable {
     private static let returnSpinLimit = 1_000
 
     /// The most a settle yields, as a multiple of ``yieldsPerStep``, however busy the clock is.
-    private static let settleLimit = 20
+    private static let settleLimit = 40
 
     // MARK: - State
 

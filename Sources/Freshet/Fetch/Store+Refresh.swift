@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import FreshetHTTP
+import Synchronization
 
 /// What one refresh did.
 public struct RefreshSummary: Sendable, Hashable {
@@ -87,9 +88,9 @@ extension Store {
     /// come first, at once; fetch failures show in the snapshots' status and in the log.
     public func observe(_ resource: Resource) -> Observation {
         refreshes.register(resource)
-        let observation = observe(resource.collection)
-        startBackgroundRefresh(resource, onlyIfStale: true)
-        return observation
+        return hub.subscribe(resource.collection) { [weak self] in
+            self?.startBackgroundRefresh(resource, onlyIfStale: true)
+        }
     }
 
     /// Tells the store the app came to the foreground: wakes the mutation queues and
@@ -138,8 +139,11 @@ extension Store {
         let collection = resource.collection
         refreshes.beginFetch(collection)
         hub.publish([collection])
+        // The last page's commit ends the fetch itself (see `appendForRefresh`), so its one
+        // emission shows the new rows as fresh; any other way out ends it here.
+        let fetch = FetchInFlight()
         defer {
-            refreshes.endFetch(collection)
+            if fetch.end() { refreshes.endFetch(collection) }
             hub.publish([collection])
         }
         let policy = resource.freshness ?? configuration.defaultFreshness
@@ -164,7 +168,7 @@ extension Store {
                 let storedNext = paged && page < (stored?.pages.count ?? 0) ? stored?.pages[page].next : nil
                 next = storedNext.flatMap { URL(string: $0) }
                 let event = Event.NotModified(response: Self.info(response, url: url), page: paged ? page : nil, basisLSN: basis)
-                summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url)
+                summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url, ending: next == nil ? fetch : nil)
                 summary.notModified += 1
             case .fetched(let response, let extracted):
                 switch resource.paging {
@@ -190,7 +194,7 @@ extension Store {
                 }
                 let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: url),
                                           nextCursor: next?.absoluteString, basisLSN: basis, rowsWithheld: noStore)
-                summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url)
+                summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url, ending: next == nil ? fetch : nil)
                 summary.rows += extracted.rows.count
             }
             summary.pages += 1
@@ -206,9 +210,16 @@ extension Store {
         return summary
     }
 
-    private func appendForRefresh(_ event: Event, to collection: String, url: URL) async throws(FetchError) -> LSN {
+    /// Appends a refresh's event; with `ending`, the commit also ends the fetch, before
+    /// observers hear of it.
+    private func appendForRefresh(_ event: Event, to collection: String, url: URL, ending fetch: FetchInFlight?) async throws(FetchError) -> LSN {
+        let refreshes = self.refreshes
+        var onCommitted: (@Sendable () -> Void)?
+        if let fetch {
+            onCommitted = { if fetch.end() { refreshes.endFetch(collection) } }
+        }
         do {
-            return try await append(event, to: collection)
+            return try await append([(collection, event)], onCommitted: onCommitted)
         } catch {
             throw FetchError(.storage, "could not append the response of \(url.absoluteString): \(error.message)", url: url.absoluteString)
         }
@@ -388,4 +399,11 @@ extension Task where Success == Never, Failure == Never {
     static func checkCancellation(or url: URL) throws(FetchError) {
         if Task.isCancelled { throw FetchError(.cancelled, "GET \(url.absoluteString) was cancelled", url: url.absoluteString) }
     }
+}
+
+/// Ends one refresh's in-flight mark exactly once, from whichever path gets there first.
+final class FetchInFlight: Sendable {
+    private let ended = Atomic<Bool>(false)
+    /// True for the first caller only.
+    func end() -> Bool { !ended.exchange(true, ordering: .acquiringAndReleasing) }
 }

@@ -39,7 +39,9 @@ final class ObserverHub: Sendable {
         self.read = read
     }
 
-    func subscribe(_ collection: String) -> Observation {
+    /// `afterFirst` runs on the delivery queue once the first snapshot is sent, so work it
+    /// starts (a background refresh) cannot overtake the stored state.
+    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil) -> Observation {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncThrowingStream<Snapshot, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         continuation.onTermination = { [weak self] _ in
@@ -51,6 +53,7 @@ final class ObserverHub: Sendable {
         queue.async {
             self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(continuation: continuation) }
             self.deliver(collection)
+            afterFirst?()
         }
         return Observation(stream: stream)
     }

@@ -18,6 +18,8 @@ final class LogWriter: Sendable {
 
     private struct Job: Sendable {
         var entries: [Entry]
+        /// Runs after the commit and before observers hear of it (not when the job fails).
+        var onCommitted: (@Sendable () -> Void)?
         var continuation: CheckedContinuation<LSN, any Error>
     }
 
@@ -50,12 +52,15 @@ final class LogWriter: Sendable {
     /// Appends `entries` atomically (all or none) and returns the LSN of the last one.
     /// - Throws: ``StoreError`` (``StoreError/closed``, ``StoreError/mapFull``,
     ///   ``StoreError/invalidEvent``, ``StoreError/storage``); nothing of the batch is kept then.
-    func append(_ entries: [Entry]) async throws -> LSN {
+    ///
+    /// `onCommitted` runs once the batch is committed, before observers are told: in-memory
+    /// state that the same emission must show (a fetch no longer in flight) changes there.
+    func append(_ entries: [Entry], onCommitted: (@Sendable () -> Void)? = nil) async throws -> LSN {
         precondition(!entries.isEmpty, "append needs at least one event")
         return try await withCheckedThrowingContinuation { continuation in
             let startDrain = mutable.withLock { s -> Bool? in
                 if s.isClosed { return nil }
-                s.jobs.append(Job(entries: entries, continuation: continuation))
+                s.jobs.append(Job(entries: entries, onCommitted: onCommitted, continuation: continuation))
                 if s.draining { return false }
                 s.draining = true
                 return true
@@ -126,7 +131,10 @@ final class LogWriter: Sendable {
             last = start
         }
         mutable.withLock { $0.lastLSN = last }
-        for (job, result) in zip(jobs, results) { job.continuation.resume(with: result) }
+        for (job, result) in zip(jobs, results) {
+            if case .success = result { job.onCommitted?() }
+            job.continuation.resume(with: result)
+        }
         if !touched.isEmpty { didCommit(touched, last) }
     }
 }

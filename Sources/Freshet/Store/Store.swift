@@ -248,11 +248,15 @@ public final class Store: Sendable {
     /// - Returns: the LSN of the last one.
     @discardableResult
     public func append(_ events: [(collection: String, event: Event)]) async throws(StoreError) -> LSN {
+        try await append(events, onCommitted: nil)
+    }
+
+    func append(_ events: [(collection: String, event: Event)], onCommitted: (@Sendable () -> Void)?) async throws(StoreError) -> LSN {
         try checkOpen()
         guard !events.isEmpty else { return lastLSN }
         for (collection, event) in events { try Self.validate(event, in: collection) }
         do {
-            return try await writer.append(events.map { LogWriter.Entry(collection: $0.collection, event: $0.event) })
+            return try await writer.append(events.map { LogWriter.Entry(collection: $0.collection, event: $0.event) }, onCommitted: onCommitted)
         } catch {
             throw StoreError(error, doing: "appending to \(events[0].collection)")
         }

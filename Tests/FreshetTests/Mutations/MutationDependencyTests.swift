@@ -97,5 +97,29 @@ extension MutationTests {
                 #expect(rollbacks.map(\.status) == [422, nil])
             }
         }
+
+        /// Provisional IDs from a counter (`tmp-1`, …, `tmp-10`) contain each other as text.
+        /// A dependency is a provisional ID the request names, not one that is a substring of it.
+        @Test("an edit of tmp-10 is sent to /todos/201 although the create of tmp-1 was rejected")
+        func rejectedCreateDoesNotPoisonLongerProvisionalID() async throws {
+            let world = MutationWorld()
+            world.transport.on("/todos", reply: .json(todosJSON([(1, "one"), (2, "two")])))
+            world.transport.on(.post, "/todos", reply: .json(#"{"error":"title is required"}"#, status: 422),
+                               .json(todoJSON(201, "Buy bread"), status: 201))
+            world.transport.on(.patch, "/todos/201", reply: .json(todoJSON(201, "Buy rye bread")))
+            try await world.withStore { store in
+                try await store.refresh(todosResource)
+                let rejected = try await store.mutate(try createTodo("tmp-1", ""))
+                #expect(await settle(rejected).error?.code == .rejected)
+                let created = try await store.mutate(try createTodo("tmp-10", "Buy bread"))
+                #expect(try await created.outcome().serverID == "201")
+
+                let edit = try await store.mutate(editTodo("tmp-10", title: "Buy rye bread"))
+                let result = await settle(edit)
+                #expect(result.error == nil, "the edit of tmp-10 ended with \(result.error.map { "\($0.code): \($0.message)" } ?? "")")
+                #expect(world.transport.requests.map(\.description) == ["GET /todos", "POST /todos", "POST /todos", "PATCH /todos/201"])
+                #expect(try store.snapshot("todos").rows == [serverTodo(1, "one"), serverTodo(2, "two"), serverTodo(201, "Buy rye bread")])
+            }
+        }
     }
 }

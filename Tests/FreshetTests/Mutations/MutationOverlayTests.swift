@@ -98,6 +98,35 @@ extension MutationTests {
             }
         }
 
+        @Test("a confirmed delete stays deleted when a refetch answered before it lands afterwards")
+        func staleRefetchAfterConfirmedDelete() async throws {
+            let world = MutationWorld()
+            let delete = Gate()
+            let refetch = Gate()
+            world.transport.on("/todos", reply: .json(todosJSON([(1, "one"), (2, "two")])),
+                               .held(refetch, then: .json(todosJSON([(1, "one"), (2, "two")]))))
+            world.transport.on(.delete, "/todos/2", reply: .held(delete, then: .json("{}")))
+            try await world.withStore { store in
+                try await store.refresh(todosResource)
+                let removal = Mutation(name: "deleteTodo", ops: [.delete(id: "2", in: "todos")], request: .init(method: .delete, path: "/todos/2"))
+                let pending = try await store.mutate(removal)
+                #expect(try store.ids("todos") == ["1"])
+                await delete.waitUntilReached()
+                let refresh = Task { try await store.refresh(todosResource) }
+                await refetch.waitUntilReached()
+
+                delete.release()
+                let outcome = try await pending.outcome()
+                #expect(outcome.status == 200)
+                #expect(outcome.rows.isEmpty)
+                #expect(try store.ids("todos") == ["1"])
+
+                refetch.release()
+                _ = try await refresh.value
+                #expect(try store.ids("todos") == ["1"])
+            }
+        }
+
         @Test("observers see exactly [1, 2], then [1, 2, tmp-1], then [1, 2, 201]; the confirmation maps tmp-1 to 201")
         func provisionalToServerID() async throws {
             let world = MutationWorld()

@@ -55,6 +55,26 @@ extension MutationTests {
             }
         }
 
+        /// A rejected edit names a row the server has: it must not mark that row's ID as a
+        /// provisional ID whose create was rolled back.
+        @Test("after a 409 on an edit of todo 1, the next edit of todo 1 is sent and confirmed")
+        func editAfterRejectedEditIsSent() async throws {
+            let world = MutationWorld()
+            world.transport.on("/todos", reply: .json(todosJSON([(1, "Old title"), (2, "two")])))
+            world.transport.on(.patch, "/todos/1", reply: .json(Self.conflictBody, status: 409), .json(todoJSON(1, "Newer title")))
+            try await world.withStore { store in
+                try await store.refresh(todosResource)
+                let rejected = try await store.mutate(editTodo("1", title: "New title"))
+                #expect(await settle(rejected).error?.code == .rejected)
+
+                let retried = try await store.mutate(editTodo("1", title: "Newer title"))
+                let result = await settle(retried)
+                #expect(result.error == nil, "the second edit ended with \(result.error.map { "\($0.code): \($0.message)" } ?? "")")
+                #expect(world.requests(.patch).map(\.url.path) == ["/todos/1", "/todos/1"])
+                #expect(try store.snapshot("todos").rows == [serverTodo(1, "Newer title"), serverTodo(2, "two")])
+            }
+        }
+
         @Test("a 503 keeps the edit pending; after the backoff it is sent again with the same Idempotency-Key and confirmed")
         func unavailableThenConfirmed() async throws {
             let world = MutationWorld()
