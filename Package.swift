@@ -30,12 +30,14 @@ let package = Package(
         .target(name: "FreshetCommands", dependencies: ["Freshet"]),
         // The command-line tool: `freshet dump DIR`.
         .executableTarget(name: "freshet", dependencies: ["FreshetCommands"], path: "tools/freshet"),
+        // Reading a child process's output lines safely (EINTR), for the demo and the tests.
+        .target(name: "ProcessSupport", path: "tools/process-support"),
         // The demo behind `make demo`.
-        .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP"], path: "tools/demo"),
+        .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "ProcessSupport"], path: "tools/demo"),
         // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).
         .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
-        .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP"]),
-        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting"]),
+        .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport"]),
         .testTarget(name: "FreshetTestingTests", dependencies: ["FreshetTesting", "Freshet", "FreshetHTTP"]),
     ],
     swiftLanguageModes: [.v6]

@@ -109,7 +109,8 @@ final class MutationQueue: Sendable {
                     q[queue]?.sleeper = sleeper
                     return false
                 }
-                if cutShort { sleeper.cancel() }
+                // A trigger, or a close that came before the sleeper was recorded, ends it now.
+                if cutShort || isStopped.load(ordering: .acquiring) { sleeper.cancel() }
                 await sleeper.value
                 queues.withLock { q in
                     q[queue]?.sleeper = nil

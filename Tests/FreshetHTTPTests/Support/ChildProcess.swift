@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -125,21 +126,3 @@ private func removeDirectory(_ directory: URL) {
     }
 }
 
-/// Reads `fd` up to a newline (not included) or the end, retrying reads that a signal
-/// interrupts (EINTR): Foundation's `FileHandle.availableData` traps on EINTR, which child
-/// processes exiting (SIGCHLD) cause in test runs. Nil at the end of the stream.
-func readLine(from fd: Int32) -> Data? {
-    var line = Data()
-    var byte: UInt8 = 0
-    while true {
-        let n = read(fd, &byte, 1)
-        if n == 1 {
-            if byte == UInt8(ascii: "\n") { return line }
-            line.append(byte)
-        } else if n == 0 {
-            return line.isEmpty ? nil : line
-        } else if errno != EINTR {
-            return line.isEmpty ? nil : line
-        }
-    }
-}

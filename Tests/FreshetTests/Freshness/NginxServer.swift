@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 #if canImport(Glibc)
 import Glibc
 #endif
