@@ -56,7 +56,7 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
     let current = try store.snapshot("todos").decodeRows(Todo.self)
     guard current.count >= 2 else { throw DemoFailure(description: "expected at least 2 todos, got \(current.count)") }
 
-    print("   a) mark #\(current[0].id) done; the server confirms:")
+    print("   a) toggle #\(current[0].id) done/undone; the server confirms:")
     let confirmed = try await store.mutate(try edit(current[0], completed: !current[0].completed))
     let outcome = try await confirmed.outcome()
     print("      confirmed with \(outcome.status), LSN \(outcome.lsn)")

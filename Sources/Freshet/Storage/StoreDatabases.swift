@@ -80,11 +80,12 @@ enum Keys {
         return v
     }
 
-    /// Checks a collection name: 1 to 200 bytes of UTF-8, no NUL.
+    /// Checks a collection name: 1 to 200 bytes of UTF-8, no control characters (so a name
+    /// never breaks a line of `freshet dump`).
     static func validate(collection name: String) throws(StoreError) {
         let n = name.utf8.count
-        guard n > 0, n <= maxCollectionBytes, !name.utf8.contains(0) else {
-            throw StoreError(.invalidName, "collection name \(name.debugDescription) must be 1 to \(maxCollectionBytes) bytes of UTF-8 without NUL")
+        guard n > 0, n <= maxCollectionBytes, !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw StoreError(.invalidName, "collection name \(name.debugDescription) must be 1 to \(maxCollectionBytes) bytes of UTF-8 without control characters")
         }
     }
 

@@ -177,9 +177,11 @@ public final class Store: Sendable {
     }
 
     /// Reads the collection's current projection from the store (no network).
-    /// - Throws: ``StoreError/closed``, or ``StoreError/corruptRecord`` if stored state is malformed.
+    /// - Throws: ``StoreError/invalidName`` for a name no collection can have,
+    ///   ``StoreError/closed``, or ``StoreError/corruptRecord`` if stored state is malformed.
     public func snapshot(_ collection: String) throws(StoreError) -> Snapshot {
         try checkOpen()
+        try Keys.validate(collection: collection)
         let read: (rows: [Row], mark: SyncMark?, pending: [MutationID])
         do {
             read = try env.read { txn in
