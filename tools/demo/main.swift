@@ -42,12 +42,19 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
     let todos = Resource(collection: "todos", path: "/todos", query: ["userId": "1"], rows: .rootArray, id: .field("id"), freshness: .http)
     try await store.refreshIfNeeded(todos)
     print("\n6. Optimistic mutations on `todos` (JSONPlaceholder, user 1). The observer prints every emission:")
+    // The watcher reports the rows version (rowsLSN) of each snapshot it printed, so each step
+    // can wait until the collection's current rows are on screen before it goes on.
+    let (printed, printedLSN) = AsyncStream<LSN>.makeStream()
     let watcher = Task { @MainActor in
         for try await snapshot in store.observe("todos") {
             let shown = try snapshot.decodeRows(Todo.self).prefix(2).map { "#\($0.id) \($0.completed ? "✓" : "·") \($0.title.prefix(24).debugDescription)" }
             print("   observer: \(snapshot.rows.count) rows, pending \(snapshot.pendingMutations.count), \(shown.joined(separator: " | "))")
+            printedLSN.yield(snapshot.syncMark?.rowsLSN ?? .zero)
         }
     }
+    var seen = printed.makeAsyncIterator()
+    var target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
+    while let lsn = await seen.next(isolation: #isolation), lsn < target {}
     func edit(_ todo: Todo, title: String? = nil, completed: Bool? = nil) throws -> Mutation {
         let changed = Todo(userId: todo.userId, id: todo.id, title: title ?? todo.title, completed: completed ?? todo.completed)
         return Mutation(name: "editTodo", ops: [.upsert(try Row(id: String(todo.id), encoding: changed), in: "todos")],
@@ -59,6 +66,8 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
     print("   a) toggle #\(current[0].id) done/undone; the server confirms:")
     let confirmed = try await store.mutate(try edit(current[0], completed: !current[0].completed))
     let outcome = try await confirmed.outcome()
+    target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
+    while let lsn = await seen.next(isolation: #isolation), lsn < target {}
     print("      confirmed with \(outcome.status), LSN \(outcome.lsn)")
 
     print("   b) rename #\(current[1].id); the server answers 409 Conflict, so it rolls back:")
@@ -67,30 +76,42 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
     do throws(MutationError) {
         _ = try await store.mutate(rename).outcome()
     } catch {
+        target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
+        while let lsn = await seen.next(isolation: #isolation), lsn < target {}
         print("      \(error.code): \(error.message)")
     }
 
     print("   c) offline: the server refuses connections; rename #\(current[1].id) anyway:")
     try await server.control(["refuse": true])
     let offline = try await store.mutate(try edit(current[1], title: "written offline"))
+    target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
+    while let lsn = await seen.next(isolation: #isolation), lsn < target {}
     let queued = try store.pendingMutations()
     print("      queued: \(queued.map { "\($0.name) \($0.id)" }.joined(separator: ", "))")
     try await server.control(["refuse": false])
     print("      back online: networkDidBecomeReachable()")
     await store.networkDidBecomeReachable()
     let sent = try await offline.outcome()
+    target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
+    while let lsn = await seen.next(isolation: #isolation), lsn < target {}
     print("      confirmed with \(sent.status) (sent once, Idempotency-Key \(sent.id))")
     watcher.cancel()
     _ = await watcher.result
 }
 
-/// "12 requests: 3 × 200, 9 × 304", from the fixture server's request log.
+/// "12 requests: 3 × GET 200, 7 × GET 304, 2 × PATCH 200", from the fixture server's request log.
 func requestCounts() throws -> String {
-    struct Line: Decodable { let status: Int }
+    struct Line: Decodable { let method: String; let status: Int }
     let text = try String(contentsOf: requestLog, encoding: .utf8)
-    let statuses = try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)).status }
-    let byStatus = Dictionary(grouping: statuses, by: { $0 }).sorted { $0.key < $1.key }.map { "\($0.value.count) × \($0.key)" }
-    return "\(statuses.count) request\(statuses.count == 1 ? "" : "s")" + (byStatus.isEmpty ? "" : ": " + byStatus.joined(separator: ", "))
+    let lines = try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+    // GETs first, then writes; by method, then status.
+    func order(_ line: Line) -> String { (line.method == "GET" ? "0" : "1") + line.method + String(line.status) }
+    let grouped = Dictionary(grouping: lines, by: order)
+    let groups = grouped.keys.sorted().compactMap { key -> String? in
+        guard let first = grouped[key]?.first, let count = grouped[key]?.count else { return nil }
+        return "\(count) × \(first.method) \(first.status)"
+    }
+    return "\(lines.count) request\(lines.count == 1 ? "" : "s")" + (groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))
 }
 
 @MainActor
