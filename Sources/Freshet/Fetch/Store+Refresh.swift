@@ -161,7 +161,7 @@ extension Store {
         while true {
             let validators = Self.validators(for: url, page: paged ? page : nil, in: stored)
             let basis = lastLSN
-            let outcome = try await exchangeWithRetries(resource, url: url, validators: validators)
+            let outcome = try await exchangeWithRetries(resource, url: url, validators: validators, fetch: fetch)
             var next: URL?
             switch outcome {
             case .notModified(let response):
@@ -201,7 +201,7 @@ extension Store {
             guard let candidate = next else { break }
             if seen.contains(candidate.absoluteString) || page + 1 >= configuration.maxPages {
                 throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(candidate.absoluteString)",
-                                 status: nil, url: url, attempt: 1, duration: nil)
+                                 status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
             }
             seen.insert(candidate.absoluteString)
             page += 1
@@ -213,16 +213,18 @@ extension Store {
     /// Appends a refresh's event; with `ending`, the commit also ends the fetch, before
     /// observers hear of it.
     private func appendForRefresh(_ event: Event, to collection: String, url: URL, ending fetch: FetchInFlight?) async throws(FetchError) -> LSN {
-        let refreshes = self.refreshes
-        var onCommitted: (@Sendable () -> Void)?
-        if let fetch {
-            onCommitted = { if fetch.end() { refreshes.endFetch(collection) } }
-        }
         do {
-            return try await append([(collection, event)], onCommitted: onCommitted)
+            return try await append([(collection, event)], onCommitted: ending(fetch, collection))
         } catch {
             throw FetchError(.storage, "could not append the response of \(url.absoluteString): \(error.message)", url: url.absoluteString)
         }
+    }
+
+    /// What a commit runs to end `fetch` (nil: the commit does not end it).
+    private func ending(_ fetch: FetchInFlight?, _ collection: String) -> (@Sendable () -> Void)? {
+        guard let fetch else { return nil }
+        let refreshes = self.refreshes
+        return { if fetch.end() { refreshes.endFetch(collection) } }
     }
 
     /// The validators stored for this request: the page's own for paged collections (when
@@ -254,7 +256,7 @@ extension Store {
 
     /// Sends the GET, retrying per ``Configuration/retry``; every failed attempt is appended
     /// as `fetchFailed` with its attempt number.
-    private func exchangeWithRetries(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?)) async throws(FetchError) -> Outcome {
+    private func exchangeWithRetries(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?), fetch: FetchInFlight) async throws(FetchError) -> Outcome {
         let policy = configuration.retry
         var attempt = 1
         while true {
@@ -281,7 +283,9 @@ extension Store {
                     delay = policy.delay(afterAttempt: attempt, random: dependencies.random.unitInterval())
                 }
             }
-            let error = await fail(resource.collection, failure.code, message, status: failure.status, url: url, attempt: attempt, duration: failure.duration)
+            // The last failure ends the fetch in the same emission that shows it.
+            let error = await fail(resource.collection, failure.code, message, status: failure.status, url: url, attempt: attempt, duration: failure.duration,
+                                   ending: delay == nil ? fetch : nil)
             guard let delay else { throw error }
             do {
                 try await dependencies.clock.sleep(for: delay)
@@ -367,11 +371,12 @@ extension Store {
     }
 
     /// Appends `fetchFailed` and returns the error to throw.
-    private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?) async -> FetchError {
+    private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?,
+                      ending fetch: FetchInFlight? = nil) async -> FetchError {
         let event = Event.FetchFailed(url: url.absoluteString, reason: code.rawValue, status: status, message: message, attempt: attempt,
                                       durationMicros: duration.map { Int64($0.seconds * 1_000_000) })
         do {
-            let lsn = try await append(.fetchFailed(event), to: collection)
+            let lsn = try await append([(collection, .fetchFailed(event))], onCommitted: ending(fetch, collection))
             return FetchError(code, message, status: status, url: url.absoluteString, lsn: lsn)
         } catch {
             return FetchError(code, "\(message) (and recording the failure failed: \(error.message))", status: status, url: url.absoluteString)

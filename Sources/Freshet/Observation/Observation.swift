@@ -2,8 +2,8 @@
 ///
 /// The first snapshot is read from the store at once (no network; also offline and after a
 /// relaunch). A new one follows every commit that touches the collection and every change of
-/// its loading status. A commit that changes neither the rows nor the status (a 304, a
-/// refetch of identical rows) emits nothing: the UI sees only a status change. A consumer slower
+/// its loading status, each once. A 304 or a refetch of identical rows emits the same rows
+/// with a new LSN and status: the UI sees only a status change. A consumer slower
 /// than the commits gets the newest snapshot, never an older one (the buffer holds one).
 /// The sequence ends when the store closes, and throws a ``StoreError`` if the stored state
 /// cannot be read.

@@ -13,20 +13,20 @@ final class ObserverHub: Sendable {
         var last: Shown?
     }
 
-    /// What a UI shows of a snapshot: the rows (through the LSN that last changed them and
-    /// the pending overlay) and the status. A commit that changes neither — a 304, a refetch
-    /// of identical rows — is not emitted.
+    /// What distinguishes one emission from the next: the commit it reflects (the
+    /// collection's last LSN), its pending overlay and its status. Deliveries that would repeat
+    /// the last one sent (a status publication that finds nothing new) are skipped, so every
+    /// commit that touches the collection is seen once and a 304 differs from the stored
+    /// rows only in its LSN and status.
     private struct Shown: Sendable, Equatable {
-        var rowsLSN: LSN
+        var lsn: LSN
         var pending: [MutationID]
         var status: Snapshot.Status
-        var empty: Bool
 
         init(_ s: Snapshot) {
-            rowsLSN = s.syncMark?.rowsLSN ?? .zero
+            lsn = s.lsn
             pending = s.pendingMutations
             status = s.status
-            empty = s.syncMark == nil
         }
     }
 
