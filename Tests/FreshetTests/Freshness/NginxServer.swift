@@ -127,13 +127,9 @@ final class NginxServer {
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        let (exited, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
-        process.terminationHandler = { process in
-            exit.yield(process.terminationStatus)
-            exit.finish()
-        }
+        let exited: AsyncStream<Int32>
         do {
-            try process.run()
+            exited = try process.runReportingExit()
         } catch {
             try? fm.removeItem(at: directory)
             throw Failure(description: "cannot start \(executable): \(error)")

@@ -101,12 +101,7 @@ final class CrashHelper {
         _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: stderrLog)
         process.standardInput = FileHandle.nullDevice
-        let (exited, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
-        process.terminationHandler = { process in
-            exit.yield(process.terminationStatus)
-            exit.finish()
-        }
-        try process.run()
+        let exited = try process.runReportingExit()
         self.process = process
         self.exited = exited
         self.stdout = pipe.fileHandleForReading.fileDescriptor
@@ -160,12 +155,7 @@ final class CrashHelper {
         build.standardOutput = FileHandle.nullDevice
         build.standardError = FileHandle.nullDevice
         build.standardInput = FileHandle.nullDevice
-        let (exited, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
-        build.terminationHandler = { process in
-            exit.yield(process.terminationStatus)
-            exit.finish()
-        }
-        try build.run()
+        let exited = try build.runReportingExit()
         var status: Int32 = -1
         for await s in exited { status = s }
         guard status == 0, let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {

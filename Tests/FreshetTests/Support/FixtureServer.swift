@@ -78,12 +78,7 @@ final class FixtureServer {
         process.standardOutput = stdout
         process.standardError = try FileHandle(forWritingTo: stderrLog)
         process.standardInput = FileHandle.nullDevice
-        let (exited, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
-        process.terminationHandler = { process in
-            exit.yield(process.terminationStatus)
-            exit.finish()
-        }
-        try process.run()
+        let exited = try process.runReportingExit()
 
         let reader = stdout.fileHandleForReading
         let line: Data = try await withCheckedThrowingContinuation { continuation in

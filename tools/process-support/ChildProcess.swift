@@ -25,3 +25,18 @@ package func readLine(from fd: Int32) -> Data? {
         }
     }
 }
+
+extension Process {
+    /// Starts the process and returns a stream that yields its exit status once, then ends:
+    /// `for await status in exited {}` waits for the exit without blocking a thread.
+    /// - Throws: what `run()` throws when the process cannot start.
+    package func runReportingExit() throws -> AsyncStream<Int32> {
+        let (exited, exit) = AsyncStream<Int32>.makeStream(bufferingPolicy: .unbounded)
+        terminationHandler = { process in
+            exit.yield(process.terminationStatus)
+            exit.finish()
+        }
+        try run()
+        return exited
+    }
+}
