@@ -70,7 +70,8 @@ extension Fold {
     }
 
     /// After a fetch replaced rows, puts back what mutations confirmed after the request left
-    /// (`basis`): a confirmed row the response lacks is kept, a confirmed delete stays deleted.
+    /// (`basis`): a confirmed row the response lacks or holds at an older version is kept as
+    /// confirmed, a confirmed delete stays deleted.
     /// A response for the whole collection (`prune`) answers every older confirmation, so
     /// their entries go. Returns whether rows changed.
     static func reapplyConfirmed(after basis: LSN?, collection: String, prune: Bool, preserved: [Row], state: MaterializedState, in txn: borrowing Transaction) throws -> Bool {
@@ -93,9 +94,9 @@ extension Fold {
         for key in stale { try txn.delete(state.dbs.confirmed, key: key) }
         for (id, op) in later {
             let present = try state.position(of: id, prefix: prefix, in: txn) != nil
-            if op == 1, !present, let row = preserved.first(where: { $0.id == id }) {
-                _ = try upsert(row, state: state, prefix: prefix, in: txn)
-                changed = true
+            if op == 1, let row = preserved.first(where: { $0.id == id }) {
+                // Missing from the response, or in it at an older version: the confirmation is newer.
+                if try upsert(row, state: state, prefix: prefix, in: txn) { changed = true }
             } else if op == 2, present {
                 try state.remove(id: id, prefix: prefix, in: txn)
                 changed = true

@@ -127,6 +127,37 @@ extension MutationTests {
             }
         }
 
+        @Test("a confirmed edit stays when a refetch answered before it, holding the old version, lands afterwards")
+        func staleRefetchAfterConfirmedEdit() async throws {
+            let world = MutationWorld()
+            let patch = Gate()
+            let refetch = Gate()
+            world.transport.on("/todos", reply: .json(todosJSON([(1, "one"), (2, "two")])),
+                               .held(refetch, then: .json(todosJSON([(1, "one"), (2, "two")]))))
+            world.transport.on(.patch, "/todos/2", reply: .held(patch, then: .json(todoJSON(2, "two, edited"))))
+            try await world.withStore { store in
+                try await store.refresh(todosResource)
+                let edited = Row(id: "2", json: Data(todoJSON(2, "two, edited").utf8))
+                let edit = Mutation(name: "editTodo", ops: [.upsert(edited, in: "todos")],
+                                    request: .init(method: .patch, path: "/todos/2", body: Data(todoJSON(2, "two, edited").utf8)))
+                let pending = try await store.mutate(edit)
+                await patch.waitUntilReached()
+                let refresh = Task { try await store.refresh(todosResource) }
+                await refetch.waitUntilReached()
+
+                patch.release()
+                _ = try await pending.outcome()
+                #expect(try store.snapshot("todos").rows.last == serverTodo(2, "two, edited"))
+
+                // The refetch was answered before the PATCH: it must not bring "two" back.
+                refetch.release()
+                _ = try await refresh.value
+                let final = try store.snapshot("todos")
+                #expect(final.rows.map(\.id) == ["1", "2"])
+                #expect(final.rows.last == serverTodo(2, "two, edited"))
+            }
+        }
+
         @Test("observers see exactly [1, 2], then [1, 2, tmp-1], then [1, 2, 201]; the confirmation maps tmp-1 to 201")
         func provisionalToServerID() async throws {
             let world = MutationWorld()
