@@ -838,9 +838,10 @@ class State:
                 del self.confirmed[key]
         for row_id, op in later:
             present = self._pos(ckey, row_id) is not None
-            if op == 1 and not present and row_id in preserved:
-                self._upsert(ckey, preserved[row_id])
-                changed = True
+            if op == 1 and row_id in preserved:
+                # missing from the response, or in it at an older version: the confirmation wins
+                if self._upsert(ckey, preserved[row_id]):
+                    changed = True
             elif op == 2 and present:
                 self._remove(ckey, row_id)
                 changed = True
