@@ -39,7 +39,8 @@ struct Todo: Codable { let userId: Int; let id: Int; let title: String; let comp
 /// Step 6: optimistic edits of JSONPlaceholder todos, printed as an observer sees them.
 @MainActor
 func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
-    let todos = Resource(collection: "todos", path: "/todos", query: ["userId": "1"], rows: .rootArray, id: .field("id"), freshness: .http)
+    // `.always`: the demo's server starts from the original data each run, so revalidate every time.
+    let todos = Resource(collection: "todos", path: "/todos", query: ["userId": "1"], rows: .rootArray, id: .field("id"), freshness: .always)
     try await store.refreshIfNeeded(todos)
     print("\n6. Optimistic mutations on `todos` (JSONPlaceholder, user 1). The observer prints every emission:")
     // The watcher reports the rows version (rowsLSN) of each snapshot it printed, so each step
@@ -48,7 +49,7 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
     let watcher = Task { @MainActor in
         for try await snapshot in store.observe("todos") {
             let shown = try snapshot.decodeRows(Todo.self).prefix(2).map { "#\($0.id) \($0.completed ? "✓" : "·") \($0.title.prefix(24).debugDescription)" }
-            print("   observer: \(snapshot.rows.count) rows, pending \(snapshot.pendingMutations.count), \(shown.joined(separator: " | "))")
+            print("   observer: \(snapshot.rows.count) rows, pending \(snapshot.pendingMutations.count), \(snapshot.status), \(shown.joined(separator: " | "))")
             printedLSN.yield(snapshot.syncMark?.rowsLSN ?? .zero)
         }
     }
@@ -63,7 +64,7 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
     let current = try store.snapshot("todos").decodeRows(Todo.self)
     guard current.count >= 2 else { throw DemoFailure(description: "expected at least 2 todos, got \(current.count)") }
 
-    print("   a) toggle #\(current[0].id) done/undone; the server confirms:")
+    print("   a) flip the done flag of #\(current[0].id); the server confirms:")
     let confirmed = try await store.mutate(try edit(current[0], completed: !current[0].completed))
     let outcome = try await confirmed.outcome()
     target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
@@ -83,7 +84,8 @@ func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
 
     print("   c) offline: the server refuses connections; rename #\(current[1].id) anyway:")
     try await server.control(["refuse": true])
-    let offline = try await store.mutate(try edit(current[1], title: "written offline"))
+    let stamp = Date().formatted(.iso8601.time(includingFractionalSeconds: false))
+    let offline = try await store.mutate(try edit(current[1], title: "written offline at \(stamp)"))
     target = try store.snapshot("todos").syncMark?.rowsLSN ?? .zero
     while let lsn = await seen.next(isolation: #isolation), lsn < target {}
     let queued = try store.pendingMutations()
@@ -158,7 +160,9 @@ func run() async throws {
         print("   \(summary.pages) pages in \(syncTime): \(fetched) fetched (\(summary.rows) rows), \(summary.notModified) answered 304 Not Modified (rows kept); last LSN \(summary.lsn)")
         _ = await progress.result
     } else {
+        // Let the observer finish printing the stored state before going on.
         progress.cancel()
+        _ = await progress.result
         print("   still fresh: no request sent")
     }
 
@@ -216,7 +220,7 @@ func run() async throws {
     print("   first rows from the store: \(firstNames.joined(separator: ", "))")
     relaunched.close()
 
-    print("\nTimings: refresh \(syncTime); reopen to first snapshot \(reopenTime).")
+    print("\nTimings: refresh \(summary == nil ? "none (still fresh)" : syncTime); reopen to first snapshot \(reopenTime).")
     print("Requests the server saw in this run: \(try requestCounts()) (one JSON line each in \(requestLog.path))")
     print("Inspect the log:  swift run freshet dump demo-store")
 }
