@@ -39,8 +39,9 @@ struct Todo: Codable { let userId: Int; let id: Int; let title: String; let comp
 /// Step 6: optimistic edits of JSONPlaceholder todos, printed as an observer sees them.
 @MainActor
 func mutationsDemo(_ store: Store, server: FixtureServer) async throws {
-    // `.always`: the demo's server starts from the original data each run, so revalidate every time.
-    let todos = Resource(collection: "todos", path: "/todos", query: ["userId": "1"], rows: .rootArray, id: .field("id"), freshness: .always)
+    // `.http` like the rest: a second run within max-age sends no GET at all (only the edits'
+    // PATCHes), though the demo's server restarts from the original data each run.
+    let todos = Resource(collection: "todos", path: "/todos", query: ["userId": "1"], rows: .rootArray, id: .field("id"), freshness: .http)
     try await store.refreshIfNeeded(todos)
     print("\n6. Optimistic mutations on `todos` (JSONPlaceholder, user 1). The observer prints every emission:")
     // The watcher reports the rows version (rowsLSN) of each snapshot it printed, so each step
