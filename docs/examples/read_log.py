@@ -890,9 +890,21 @@ class State:
                 self.id_map[ck + m["provisionalID"].encode("utf-8")] = m["serverID"].encode("utf-8")
                 if m["provisionalID"] != m["serverID"]:
                     self._remove(ck, m["provisionalID"])
+            changed_bases = set(x["collection"] for x in e["rows"])
+            changed_bases |= set(op["collection"] for op in (proposal or {"ops": []})["ops"] if op["op"] == "delete")
             for x in e["rows"]:
                 self._upsert(collection_key(x["collection"]), x["row"])
             self._touch(r)
+            # the stored rows no longer match what the validators name: drop them (10.7)
+            for name in sorted(changed_bases):
+                key = name.encode("utf-8")
+                if key not in self.marks:
+                    continue
+                m = decode_mark(self.marks[key])
+                m["etag"] = m["lastModified"] = None
+                for page in m["pages"]:
+                    page["etag"] = page["lastModified"] = None
+                self.marks[key] = encode_mark(m)
             for name in e["invalidates"]:
                 m = decode_mark(self.marks[name.encode("utf-8")])
                 m.update(invalidatedAt=r["timestampMicros"], invalidatedLSN=lsn, lastLSN=lsn)

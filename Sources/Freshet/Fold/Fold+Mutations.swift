@@ -21,6 +21,7 @@ extension Fold {
 
     static func applyConfirmed(_ c: Event.MutationConfirmed, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
         let entry = try resolvePending(c.id, as: .confirmed, record: record, state: state, in: txn)
+        var deletedIn = Set<String>()
         // Remember what the server confirmed, so a response to a request sent before this
         // confirmation (its basisLSN is older) cannot undo it; see `reapplyConfirmed`.
         for (collection, row) in c.rows {
@@ -30,6 +31,7 @@ extension Fold {
            case .mutationProposed(let proposal) = try LogRecord.decode(bytes, expectedLSN: entry.lsn).event {
             for op in proposal.mutation.ops {
                 if case .delete(let id) = op.change {
+                    deletedIn.insert(op.collection)
                     try state.remove(id: id, prefix: Keys.collection(op.collection), in: txn)
                     try txn.put(state.dbs.confirmed, key: Keys.index(Keys.collection(op.collection), id: id), value: record.lsn.keyBytes + [2])
                 }
@@ -41,10 +43,24 @@ extension Fold {
                 try state.remove(id: mapping.provisionalID, prefix: Keys.collection(mapping.collection), in: txn)
             }
         }
+        var changedBases = Set<String>()
         for (collection, row) in c.rows {
             _ = try upsert(row, state: state, prefix: Keys.collection(collection), in: txn)
+            changedBases.insert(collection)
         }
         try touch(record.event.affectedCollections(primary: record.collection), rowsChanged: true, record: record, state: state, in: txn)
+        // The stored rows now differ from the representation the validators name: the next
+        // request must not be answered 304 for them, so it goes without If-None-Match.
+        for collection in changedBases.union(deletedIn) {
+            guard var mark = try state.syncMark(collection, in: txn) else { continue }
+            mark.etag = nil
+            mark.lastModified = nil
+            for i in mark.pages.indices {
+                mark.pages[i].etag = nil
+                mark.pages[i].lastModified = nil
+            }
+            try state.putSyncMark(mark, collection, in: txn)
+        }
         for collection in c.invalidates {
             var mark = try state.syncMark(collection, in: txn) ?? SyncMark()
             mark.invalidatedAt = record.timestamp

@@ -158,6 +158,30 @@ extension MutationTests {
             }
         }
 
+        @Test("after a confirmation changes the stored rows, the next refresh is unconditional: no 304 can keep them")
+        func confirmationDropsValidators() async throws {
+            let world = MutationWorld()
+            world.transport.on("/todos", reply: .json(todosJSON([(1, "one"), (2, "two")]), headers: ["ETag": #""v1""#, "Last-Modified": "Sun, 29 Nov 2026 10:00:00 GMT"]))
+            world.transport.on(.patch, "/todos/2", reply: .json(todoJSON(2, "two, edited")))
+            try await world.withStore { store in
+                try await store.refresh(todosResource)
+                #expect(try store.snapshot("todos").syncMark?.etag == #""v1""#)
+                let edited = Row(id: "2", json: Data(todoJSON(2, "two, edited").utf8))
+                let edit = Mutation(name: "editTodo", ops: [.upsert(edited, in: "todos")],
+                                    request: .init(method: .patch, path: "/todos/2", body: Data(todoJSON(2, "two, edited").utf8)))
+                _ = try await store.mutate(edit).outcome()
+                let mark = try #require(try store.snapshot("todos").syncMark)
+                #expect(mark.etag == nil)
+                #expect(mark.lastModified == nil)
+
+                try await store.refresh(todosResource)
+                let gets = world.transport.requests.filter { $0.request.method == .get }
+                #expect(gets.count == 2)
+                #expect(gets.last?.request.headers["If-None-Match"] == nil)
+                #expect(gets.last?.request.headers["If-Modified-Since"] == nil)
+            }
+        }
+
         @Test("observers see exactly [1, 2], then [1, 2, tmp-1], then [1, 2, 201]; the confirmation maps tmp-1 to 201")
         func provisionalToServerID() async throws {
             let world = MutationWorld()
