@@ -860,8 +860,8 @@ class APIHandler(QuietHandler):
         except (BadRequest, ValueError):
             self.close_connection = True
             resp = json_response(400, {"error": "Bad request body"})
-            self.send(resp)
             app.log_request(method, self.path, resp.status, self.headers)
+            self.send(resp)
             return
         delay = app.delay_seconds()
         if delay > 0:
@@ -876,8 +876,9 @@ class APIHandler(QuietHandler):
             except Exception as e:  # a bug here must still answer and be visible
                 print("fixture-server: internal error for %s %s: %r" % (method, self.path, e), file=sys.stderr)
                 resp = json_response(500, {"detail": "Internal fixture server error."})
-        self.send(resp, head=(method == "HEAD"))
+        # Logged before the answer leaves, so a client that has its response finds the entry.
         app.log_request(method, self.path, resp.status, self.headers)
+        self.send(resp, head=(method == "HEAD"))
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = handle_any
 
