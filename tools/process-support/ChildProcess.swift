@@ -40,3 +40,17 @@ extension Process {
         return exited
     }
 }
+
+/// Runs `body` with `resource`, then `stop`s it — also when `body` throws.
+package func withStopping<Resource, R>(
+    _ resource: Resource, stop: (Resource) async -> Void, _ body: (Resource) async throws -> R
+) async throws -> R {
+    do {
+        let result = try await body(resource)
+        await stop(resource)
+        return result
+    } catch {
+        await stop(resource)
+        throw error
+    }
+}

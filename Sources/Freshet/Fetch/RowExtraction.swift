@@ -4,7 +4,8 @@ import Foundation
 /// Each row is re-serialized with sorted keys and no insignificant white space, so the same
 /// server row always has the same bytes (values unchanged).
 enum RowExtraction {
-    struct Failure: Error {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String { reason }
         var reason: String
     }
 

@@ -275,7 +275,7 @@ extension Store {
                 if let retryAfter = failure.retryAfter {
                     let wait = retryAfter.delay(from: dependencies.now())
                     if wait > policy.maxRetryAfter {
-                        message += "; Retry-After asks for \(Freshness.format(wait.seconds)), more than the \(Freshness.format(policy.maxRetryAfter.seconds)) limit, so no retry"
+                        message += "; Retry-After asks for \(Freshness.format(wait.timeInterval)), more than the \(Freshness.format(policy.maxRetryAfter.timeInterval)) limit, so no retry"
                     } else {
                         delay = max(wait, .zero)
                     }
@@ -342,16 +342,13 @@ extension Store {
     }
 
     private func send(url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<HTTPResponse, AttemptFailure> {
-        var headers = HTTPHeaders()
-        for (name, value) in configuration.defaultHeaders.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
+        var headers = defaultHeaders()
         if let etag = validators.etag { headers.set(name: "If-None-Match", value: etag) }
         if let lastModified = validators.lastModified { headers.set(name: "If-Modified-Since", value: lastModified) }
-        if let auth = configuration.authentication {
-            do {
-                if let token = try await auth.token() { headers.set(name: "Authorization", value: "Bearer \(token)") }
-            } catch {
-                return .failure(AttemptFailure(code: .transport, message: "GET \(url.absoluteString): the token provider failed: \(error)", retryable: false))
-            }
+        do {
+            try await authorize(&headers)
+        } catch {
+            return .failure(AttemptFailure(code: .transport, message: "GET \(url.absoluteString): the token provider failed: \(error)", retryable: false))
         }
         let request = HTTPRequest(method: .get, url: url, headers: headers, timeout: configuration.requestTimeout)
         do throws(TransportError) {
@@ -374,7 +371,7 @@ extension Store {
     private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?,
                       ending fetch: FetchInFlight? = nil) async -> FetchError {
         let event = Event.FetchFailed(url: url.absoluteString, reason: code.rawValue, status: status, message: message, attempt: attempt,
-                                      durationMicros: duration.map { Int64($0.seconds * 1_000_000) })
+                                      durationMicros: duration.map { Int64($0.timeInterval * 1_000_000) })
         do {
             let lsn = try await append([(collection, .fetchFailed(event))], onCommitted: ending(fetch, collection))
             return FetchError(code, message, status: status, url: url.absoluteString, lsn: lsn)
@@ -389,7 +386,7 @@ extension Store {
             etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"],
             cacheControl: response.headers.combinedValue(for: "Cache-Control"), date: response.headers["Date"],
             age: response.headers["Age"], expires: response.headers["Expires"],
-            durationMicros: Int64(response.duration.seconds * 1_000_000), responseBytes: response.body.count, requestBytes: 0
+            durationMicros: Int64(response.duration.timeInterval * 1_000_000), responseBytes: response.body.count, requestBytes: 0
         )
     }
 

@@ -32,8 +32,8 @@ public enum Freshness {
             return FreshnessVerdict(isStale: false, reason: "policy .manual: fresh until invalidated", freshUntil: nil)
         case .maxAge(let maxAge):
             let age = now.timeIntervalSince(validatedAt)
-            let until = validatedAt.addingTimeInterval(maxAge.seconds)
-            return verdict(age: age, lifetime: maxAge.seconds, until: until, detail: "maxAge \(format(maxAge.seconds))")
+            let until = validatedAt.addingTimeInterval(maxAge.timeInterval)
+            return verdict(age: age, lifetime: maxAge.timeInterval, until: until, detail: "maxAge \(format(maxAge.timeInterval))")
         case .http:
             let cc = CacheControl(parsing: mark.cacheControl ?? "")
             if cc.noStore {

@@ -145,7 +145,7 @@ extension Store {
                 }
                 var renewed = request
                 do {
-                    if let token = try await auth.token() { renewed.headers.set(name: "Authorization", value: "Bearer \(token)") }
+                    try await authorize(&renewed.headers)
                 } catch {
                     mutationQueue.recordAttempt(id, queue: queue, error: "the token provider failed: \(error)")
                     return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "the token provider failed")
@@ -203,7 +203,7 @@ extension Store {
             case .failure(let reason):
                 // The server accepted the write; a refetch brings its version of the row.
                 if !invalidates.contains(collection) { invalidates.append(collection) }
-                failure = MutationError(.malformedConfirmation, "\(mutation.name) was accepted (\(response.status)) but \(reason); \(collection) is invalidated", mutationID: id, status: response.status)
+                failure = MutationError(.malformedConfirmation, "\(mutation.name) was accepted (\(response.status)) but its answer is unusable (\(reason.reason)); \(collection) is invalidated", mutationID: id, status: response.status)
             }
         }
         let event = Event.MutationConfirmed(id: id, status: response.status, rows: rows, idMappings: mappings, invalidates: invalidates, affected: affected)
@@ -230,31 +230,18 @@ extension Store {
         }
     }
 
-    /// The server's row from a response body: a JSON object with an ID under `idField`.
-    static func serverRow(_ body: Data, idField: String) -> Result<Row, ReasonText> {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: body)
+    /// The server's row from a response body: a JSON object with an ID under `idField`,
+    /// read by the same row extraction refreshes use (sorted keys, values unchanged).
+    static func serverRow(_ body: Data, idField: String) -> Result<Row, RowExtraction.Failure> {
+        let document = Resource(collection: "confirmation", path: "", rows: .document, id: .field(idField))
+        do throws(RowExtraction.Failure) {
+            guard let row = try RowExtraction.extract(body, for: document).rows.first else {
+                return .failure(RowExtraction.Failure(reason: "the answer holds no row"))
+            }
+            return .success(row)
         } catch {
-            return .failure(ReasonText("its answer is not JSON"))
+            return .failure(error)
         }
-        guard let dictionary = object as? [String: Any] else { return .failure(ReasonText("its answer is not a JSON object")) }
-        let id: String
-        switch dictionary[idField] {
-        case let s as String where !s.isEmpty: id = s
-        case let n as Int: id = String(n)
-        default: return .failure(ReasonText("its answer has no \(idField.debugDescription)"))
-        }
-        do {
-            return .success(Row(id: id, json: try JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys, .withoutEscapingSlashes])))
-        } catch {
-            return .failure(ReasonText("its answer cannot be re-encoded"))
-        }
-    }
-
-    struct ReasonText: Error, CustomStringConvertible {
-        var description: String
-        init(_ d: String) { description = d }
     }
 
     /// Provisional ID → server ID ("" when its mutation was rolled back) for the collections
@@ -304,17 +291,14 @@ extension Store {
         guard let url = URL(string: path, relativeTo: configuration.baseURL)?.absoluteURL, url.scheme == "http" || url.scheme == "https" else {
             throw StoreError(.invalidEvent, "\(path.debugDescription) is not an http(s) URL")
         }
-        var headers = HTTPHeaders()
-        for (name, value) in configuration.defaultHeaders.sorted(by: { $0.key < $1.key }) { headers.set(name: name, value: value) }
+        var headers = defaultHeaders()
         for (name, value) in mutation.request.headers.sorted(by: { $0.key < $1.key }) { headers.set(name: name, value: value) }
         headers.set(name: "Idempotency-Key", value: id.description)
         if body != nil, !headers.contains("Content-Type") { headers.set(name: "Content-Type", value: "application/json") }
-        if let auth = configuration.authentication {
-            do {
-                if let token = try await auth.token() { headers.set(name: "Authorization", value: "Bearer \(token)") }
-            } catch {
-                throw StoreError(.storage, "the token provider failed: \(error)")
-            }
+        do {
+            try await authorize(&headers)
+        } catch {
+            throw StoreError(.storage, "the token provider failed: \(error)")
         }
         return HTTPRequest(method: mutation.request.method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout)
     }

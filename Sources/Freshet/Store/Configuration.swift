@@ -1,4 +1,5 @@
 import Foundation
+import FreshetHTTP
 
 /// How the store keeps its data and where it fetches from.
 public struct Configuration: Sendable {
@@ -79,8 +80,8 @@ public struct Configuration: Sendable {
         /// The delay before attempt `attempt + 1`, for a uniform `random` in 0 ..< 1.
         public func delay(afterAttempt attempt: Int, random: Double) -> Duration {
             let exponent = min(max(attempt - 1, 0), 62)
-            let base = baseDelay.seconds * pow(2, Double(exponent))
-            let capped = min(maxDelay.seconds, base)
+            let base = baseDelay.timeInterval * pow(2, Double(exponent))
+            let capped = min(maxDelay.timeInterval, base)
             return .milliseconds(Int64((capped * (1 - jitter * random) * 1000).rounded()))
         }
     }

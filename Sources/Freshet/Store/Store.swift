@@ -357,11 +357,3 @@ private final class WeakStore: @unchecked Sendable {
     // Set once, in Store.init, before the writer or hub can run.
     weak var store: Store?
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let c = components
-        return Double(c.seconds) + Double(c.attoseconds) / 1e18
-    }
-}

@@ -37,15 +37,7 @@ final class NginxServer {
     /// Starts nginx serving `files` (path under the document root → content), runs `body`,
     /// then kills nginx and removes the directory (also on a throw).
     static func withRunning<R>(files: [String: Data], _ body: (NginxServer) async throws -> R) async throws -> R {
-        let server = try await start(files: files)
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await withStopping(try await start(files: files), stop: { await $0.stop() }, body)
     }
 
     /// A port nothing listens on right now: bind a socket to 127.0.0.1:0, read the port the

@@ -51,15 +51,7 @@ final class FixtureServer {
 
     /// Starts a server, runs `body` with it, and terminates it afterwards (also on a throw).
     static func withRunning<R>(_ body: (FixtureServer) async throws -> R) async throws -> R {
-        let server = try await start()
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await withStopping(try await start(), stop: { await $0.stop() }, body)
     }
 
     /// Spawns the server and waits for its ready line.
