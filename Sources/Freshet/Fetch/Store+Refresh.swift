@@ -25,62 +25,57 @@ extension Store {
     /// stored validators), or a `fetchFailed` event per failed attempt.
     ///
     /// Concurrent refreshes of the same resource (same collection and parameters, in any
-    /// order) share one request and its outcome. A refresh asked for after
-    /// ``invalidate(_:reason:)`` does not join a request that started before; it runs after it.
-    /// While it runs, observers see ``Snapshot/Status/loading`` or ``Snapshot/Status/refreshing``.
+    /// order) share one request and its outcome. A refresh joins only a request that is still
+    /// in flight: once a request's last commit is made (before observers are told of it), a
+    /// new refresh sends a new request. A refresh asked for after ``invalidate(_:reason:)``
+    /// does not join a request that started before; it runs after it. While it runs,
+    /// observers see ``Snapshot/Status/loading`` or ``Snapshot/Status/refreshing``.
+    ///
+    /// Cancelling the calling task detaches this caller only: it throws `cancelled` at once,
+    /// and the shared request goes on for the callers still waiting. The request itself is
+    /// cancelled when its last caller leaves (see docs/freshness.md).
     ///
     /// - Throws: ``FetchError``: `httpStatus` (a 4xx, or a 5xx/408/429 after the last
     ///   attempt), `timedOut`, `cannotConnect`, `connectionLost`, `malformedBody`,
     ///   `pagingLoop`, `transport` — each attempt was appended as `fetchFailed`, and the
-    ///   collection keeps its rows. `cancelled` when the task was cancelled: the retry loop
-    ///   stops and nothing more is appended. `invalidURL` (nothing sent) and `storage` (the
-    ///   store cannot append) append nothing.
+    ///   collection keeps its rows. `cancelled` when the task was cancelled (or every caller
+    ///   of the shared request was): the retry loop stops and nothing more is appended.
+    ///   `invalidURL` (nothing sent) and `storage` (the store cannot append) append nothing.
     @discardableResult
     public func refresh(_ resource: Resource) async throws(FetchError) -> RefreshSummary {
-        let url = try resource.url(relativeTo: configuration.baseURL)
-        do {
-            try checkOpen()
-            try Keys.validate(collection: resource.collection)
-        } catch {
-            throw FetchError(.storage, error.message, url: url.absoluteString)
+        let (url, key) = try prepareRefresh(resource)
+        guard let result = await shareRefresh(resource, url: url, key: key, unlessEndedSince: nil) else {
+            preconditionFailure("a refresh without a recheck point always joins or starts a request")
         }
-        refreshes.register(resource)
-        let key = try resource.requestKey(relativeTo: configuration.baseURL)
-        let task = refreshes.join(key: key, collection: resource.collection) { previous in
-            Task {
-                // An older request for the same key folds first; its outcome does not matter here.
-                if let previous { _ = await previous.result }
-                return try await self.performRefresh(resource, from: url)
-            }
-        }
-        let result = await withTaskCancellationHandler {
-            await task.result
-        } onCancel: {
-            // The last caller to give up cancels the shared request.
-            if refreshes.leave(key: key, task: task) { task.cancel() }
-        }
-        _ = refreshes.leave(key: key, task: task)
-        switch result {
-        case .success(let summary): return summary
-        case .failure(let error as FetchError): throw error
-        case .failure(let error): throw FetchError(.transport, "\(error)", url: url.absoluteString)
-        }
+        return try result.get()
     }
 
     /// Refreshes `resource` only when its collection is stale under its freshness policy
-    /// (see ``FreshnessPolicy``); returns nil without any request when it is fresh.
+    /// (see ``FreshnessPolicy``); returns nil without any request when it is fresh. A stale
+    /// collection joins the request in flight, if any; a request that ends between reading
+    /// the collection and joining makes it read the collection again.
     /// - Throws: what ``refresh(_:)`` throws.
     @discardableResult
     public func refreshIfNeeded(_ resource: Resource) async throws(FetchError) -> RefreshSummary? {
         refreshes.register(resource)
-        let mark: SyncMark?
-        do {
-            mark = try snapshot(resource.collection).syncMark
-        } catch {
-            throw FetchError(.storage, error.message, url: resource.path)
+        var prepared: (url: URL, key: String)?
+        while true {
+            let endings = refreshes.endings(resource.collection)
+            let mark: SyncMark?
+            do {
+                mark = try snapshot(resource.collection).syncMark
+            } catch {
+                throw FetchError(.storage, error.message, url: resource.path)
+            }
+            guard freshness(of: resource.collection, mark: mark).isStale else { return nil }
+            let request: (url: URL, key: String)
+            if let prepared { request = prepared } else { request = try prepareRefresh(resource) }
+            prepared = request
+            if let result = await shareRefresh(resource, url: request.url, key: request.key, unlessEndedSince: endings) {
+                return try result.get()
+            }
+            // A request of this collection ended after the read: look at what it left.
         }
-        guard freshness(of: resource.collection, mark: mark).isStale else { return nil }
-        return try await refresh(resource)
     }
 
     /// Observes `resource`'s collection like ``observe(_:)-(String)`` and, like TanStack
@@ -106,6 +101,54 @@ extension Store {
     public func networkDidBecomeReachable() async {
         kickMutationQueues()
         await refreshObservedStaleCollections()
+    }
+
+    // MARK: Shared requests
+
+    /// Checks what ``refresh(_:)`` needs before anything is sent; returns the URL and the
+    /// request key that callers share a request by.
+    private func prepareRefresh(_ resource: Resource) throws(FetchError) -> (URL, String) {
+        let url = try resource.url(relativeTo: configuration.baseURL)
+        do {
+            try checkOpen()
+            try Keys.validate(collection: resource.collection)
+        } catch {
+            throw FetchError(.storage, error.message, url: url.absoluteString)
+        }
+        refreshes.register(resource)
+        return (url, try resource.requestKey(relativeTo: configuration.baseURL))
+    }
+
+    /// Joins the request in flight for `key`, or starts one, and waits for its outcome; a
+    /// cancelled caller stops waiting at once (see ``RefreshState/leave(waiter:)``). Nil only
+    /// with `unlessEndedSince`, when a request of the collection ended since then.
+    private func shareRefresh(_ resource: Resource, url: URL, key: String, unlessEndedSince: Int?) async -> RefreshState.Delivery {
+        let refreshes = self.refreshes
+        let waiter = refreshes.makeWaiterID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                refreshes.share(key: key, collection: resource.collection, url: url.absoluteString, waiter: waiter,
+                                unlessEndedSince: unlessEndedSince, start: { id, previous in
+                    Task {
+                        // An older request for the same key folds first; its outcome does not matter here.
+                        if let previous { await previous.value }
+                        let result: Result<RefreshSummary, FetchError>
+                        if Task.isCancelled {
+                            result = .failure(FetchError(.cancelled, "GET \(url.absoluteString) was cancelled", url: url.absoluteString))
+                        } else {
+                            do throws(FetchError) {
+                                result = .success(try await self.performRefresh(resource, from: url, request: id))
+                            } catch {
+                                result = .failure(error)
+                            }
+                        }
+                        refreshes.complete(id, with: result)
+                    }
+                }, continuation)
+            }
+        } onCancel: {
+            refreshes.leave(waiter: waiter)
+        }
     }
 
     // MARK: Background work
@@ -135,15 +178,17 @@ extension Store {
 
     // MARK: One refresh
 
-    private func performRefresh(_ resource: Resource, from start: URL) async throws(FetchError) -> RefreshSummary {
+    /// Runs shared request `request` (see ``RefreshState``).
+    private func performRefresh(_ resource: Resource, from start: URL, request: UInt64) async throws(FetchError) -> RefreshSummary {
         let collection = resource.collection
         refreshes.beginFetch(collection)
         hub.publish([collection])
         // The last page's commit ends the fetch itself (see `appendForRefresh`), so its one
-        // emission shows the new rows as fresh; any other way out ends it here.
-        let fetch = FetchInFlight()
+        // emission shows the new rows as fresh and no refresh asked for after it can join
+        // this request; any other way out ends it here.
+        let fetch = FetchInFlight(request: request)
         defer {
-            if fetch.end() { refreshes.endFetch(collection) }
+            if fetch.end() { refreshes.endFetch(collection, request: request) }
             hub.publish([collection])
         }
         let policy = resource.freshness ?? configuration.defaultFreshness
@@ -224,7 +269,7 @@ extension Store {
     private func ending(_ fetch: FetchInFlight?, _ collection: String) -> (@Sendable () -> Void)? {
         guard let fetch else { return nil }
         let refreshes = self.refreshes
-        return { if fetch.end() { refreshes.endFetch(collection) } }
+        return { if fetch.end() { refreshes.endFetch(collection, request: fetch.request) } }
     }
 
     /// The validators stored for this request: the page's own for paged collections (when
@@ -296,24 +341,26 @@ extension Store {
         }
     }
 
-    /// One attempt: builds the request (default headers, token, validators), sends it, renews
-    /// the token once on a 401, and classifies the answer.
+    /// One attempt: builds the request (default headers, token, validators), sends it, and on a
+    /// 401 makes sure of a newer token (one renewal shared by concurrent 401s, see
+    /// ``renewToken(after:)``) and sends once more with it; then classifies the answer.
     private func attemptOnce(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<Outcome, AttemptFailure> {
         let conditional = validators.etag != nil || validators.lastModified != nil
         var response: HTTPResponse
+        let sent: HTTPRequest
         switch await send(url: url, validators: validators) {
-        case .success(let r): response = r
+        case .success(let r): (response, sent) = r
         case .failure(let f): return .failure(f)
         }
-        if response.status == 401, let auth = configuration.authentication {
+        if response.status == 401, configuration.authentication != nil {
             do {
-                try await auth.refresh()
+                try await renewToken(after: sent)
             } catch {
                 return .failure(AttemptFailure(code: .httpStatus, message: "GET \(url.absoluteString) answered 401 and renewing the token failed: \(error)",
                                                status: 401, retryable: false, duration: response.duration))
             }
             switch await send(url: url, validators: validators) {
-            case .success(let r): response = r
+            case .success(let r): response = r.0
             case .failure(let f): return .failure(f)
             }
         }
@@ -341,7 +388,8 @@ extension Store {
         }
     }
 
-    private func send(url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<HTTPResponse, AttemptFailure> {
+    /// Sends one GET; returns the response and the request as sent.
+    private func send(url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<(HTTPResponse, HTTPRequest), AttemptFailure> {
         var headers = defaultHeaders()
         if let etag = validators.etag { headers.set(name: "If-None-Match", value: etag) }
         if let lastModified = validators.lastModified { headers.set(name: "If-Modified-Since", value: lastModified) }
@@ -352,7 +400,7 @@ extension Store {
         }
         let request = HTTPRequest(method: .get, url: url, headers: headers, timeout: configuration.requestTimeout)
         do throws(TransportError) {
-            return .success(try await dependencies.transport.send(request))
+            return .success((try await dependencies.transport.send(request), request))
         } catch {
             let code: FetchError.Code = switch error.code {
             case .timedOut: .timedOut
@@ -403,9 +451,13 @@ extension Task where Success == Never, Failure == Never {
     }
 }
 
-/// Ends one refresh's in-flight mark exactly once, from whichever path gets there first.
+/// Ends one refresh's in-flight mark (and its request's joinability) exactly once, from
+/// whichever path gets there first.
 final class FetchInFlight: Sendable {
+    /// The shared request this fetch runs for.
+    let request: UInt64
     private let ended = Atomic<Bool>(false)
+    init(request: UInt64) { self.request = request }
     /// True for the first caller only.
     func end() -> Bool { !ended.exchange(true, ordering: .acquiringAndReleasing) }
 }

@@ -135,10 +135,10 @@ extension Store {
         var response: HTTPResponse
         do throws(TransportError) {
             response = try await dependencies.transport.send(request)
-            // A 401 renews the token once and sends again with the new one.
-            if response.status == 401, let auth = configuration.authentication {
+            // A 401 gets a newer token (one renewal shared by concurrent 401s) and sends again with it.
+            if response.status == 401, configuration.authentication != nil {
                 do {
-                    try await auth.refresh()
+                    try await renewToken(after: request)
                 } catch {
                     mutationQueue.recordAttempt(id, queue: queue, error: "renewing the token failed: \(error)")
                     return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "renewing the token failed")
@@ -209,9 +209,11 @@ extension Store {
         let event = Event.MutationConfirmed(id: id, status: response.status, rows: rows, idMappings: mappings, invalidates: invalidates, affected: affected)
         let outcome: Result<MutationOutcome, MutationError> = failure.map { .failure($0) }
             ?? .success(MutationOutcome(id: id, status: response.status, rows: rows.map(\.row), serverID: mappings.first?.serverID, lsn: .zero))
+        // Before the commit, as invalidate() does: a refresh asked for once observers show the
+        // confirmation must not join a request that started before it.
+        for collection in invalidates { refreshes.bumpGeneration(collection) }
         let step = await resolve(id, .mutationConfirmed(event), collection: affected.first ?? queue, outcome: outcome)
         for collection in invalidates {
-            refreshes.bumpGeneration(collection)
             if hub.observedCollections.contains(collection), let resource = refreshes.resource(for: collection) {
                 startBackgroundRefresh(resource)
             }

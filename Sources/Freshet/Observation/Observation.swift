@@ -1,20 +1,24 @@
 /// The snapshots of one observed collection, as an `AsyncSequence`.
 ///
 /// The first snapshot is read from the store at once (no network; also offline and after a
-/// relaunch). A new one follows every commit that touches the collection and every change of
-/// its loading status, each once. A 304 or a refetch of identical rows emits the same rows
-/// with a new LSN and status: the UI sees only a status change. A consumer slower
-/// than the commits gets the newest snapshot, never an older one (the buffer holds one).
+/// relaunch): the stored rows with the status they had (`stale`, `fresh`, `empty`, or
+/// `refreshing` when a refresh was already in flight). It is always the first value the
+/// consumer reads: nothing sent after it can replace it. A new snapshot follows every commit
+/// that touches the collection and every change of its loading status, each once. A 304 or a
+/// refetch of identical rows emits the same rows with a new LSN and status: the UI sees only a
+/// status change. A consumer slower than the commits gets, after the first value, the newest
+/// snapshot, never an older one: values in between are coalesced (see ``SnapshotBuffer``).
 /// The sequence ends when the store closes, and throws a ``StoreError`` if the stored state
-/// cannot be read.
+/// cannot be read. Read each observation from one task at a time; cancelling the reading task
+/// ends it.
 public struct Observation: AsyncSequence, Sendable {
     public typealias Element = Snapshot
-    let stream: AsyncThrowingStream<Snapshot, any Error>
+    let lifetime: ObservationLifetime
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<Snapshot, any Error>.AsyncIterator
-        public mutating func next() async throws -> Snapshot? { try await base.next() }
+        let lifetime: ObservationLifetime
+        public mutating func next() async throws -> Snapshot? { try await lifetime.buffer.next() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(lifetime: lifetime) }
 }

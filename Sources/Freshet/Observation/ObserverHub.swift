@@ -5,10 +5,8 @@ import Synchronization
 /// order, so each observer sees snapshots in LSN order. Observers of the same collection
 /// share one read per publication.
 final class ObserverHub: Sendable {
-    private typealias Continuation = AsyncThrowingStream<Snapshot, any Error>.Continuation
-
     private struct Subscriber: Sendable {
-        var continuation: Continuation
+        var buffer: SnapshotBuffer
         /// What the last snapshot sent showed, to skip emissions that would show the same.
         var last: Shown?
     }
@@ -43,19 +41,22 @@ final class ObserverHub: Sendable {
     /// starts (a background refresh) cannot overtake the stored state.
     func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil) -> Observation {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let (stream, continuation) = AsyncThrowingStream<Snapshot, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        continuation.onTermination = { [weak self] _ in
+        // The buffer keeps the first snapshot until it is read (see SnapshotBuffer): a
+        // refresh that `afterFirst` starts cannot replace it with `refreshing`.
+        let buffer = SnapshotBuffer { [weak self] in
             guard let self else { return }
             _ = self.subscribers.withLock { $0[collection]?.removeValue(forKey: id) }
         }
         // Registering and the first read happen on the delivery queue, so a commit is
         // either already visible to the first read or delivered after it — never lost.
         queue.async {
-            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(continuation: continuation) }
+            // An observation dropped before it was registered has nobody to deliver to.
+            guard !buffer.hasEnded else { return }
+            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(buffer: buffer) }
             self.deliver(collection)
             afterFirst?()
         }
-        return Observation(stream: stream)
+        return Observation(lifetime: ObservationLifetime(buffer))
     }
 
     /// Reads each collection once and sends it to its observers, after a commit or a status change.
@@ -76,7 +77,7 @@ final class ObserverHub: Sendable {
                 defer { s = [:] }
                 return s.values.flatMap { $0.values }
             }
-            for s in all { s.continuation.finish() }
+            for s in all { s.buffer.finish() }
         }
     }
 
@@ -87,14 +88,14 @@ final class ObserverHub: Sendable {
         do {
             snapshot = try read(collection)
         } catch {
-            for (_, s) in targets { s.continuation.finish(throwing: error) }
+            for (_, s) in targets { s.buffer.finish(throwing: error) }
             return
         }
         let shown = Shown(snapshot)
         var sent: [UInt64] = []
         for (id, s) in targets {
             if let last = s.last, last == shown { continue }
-            s.continuation.yield(snapshot)
+            s.buffer.yield(snapshot)
             sent.append(id)
         }
         subscribers.withLock { subs in

@@ -87,8 +87,11 @@ public struct Configuration: Sendable {
     }
 
     /// Bearer-token authentication: `token` is asked before each request (nil: send none);
-    /// on a 401 `refresh` is called once and the request is retried once with the new token.
-    /// Tokens never reach the log.
+    /// on a 401 the request is retried once with a newer token. Concurrent 401s (refreshes and
+    /// mutations alike) share one call of `refresh`; a request rejected with a token older
+    /// than the newest one handed out is retried with the newest without calling `refresh`
+    /// (so rotating refresh tokens are spent once; see docs/freshness.md). Tokens never
+    /// reach the log.
     public struct Authentication: Sendable {
         public var token: @Sendable () async throws -> String?
         public var refresh: @Sendable () async throws -> Void

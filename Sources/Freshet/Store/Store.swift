@@ -28,6 +28,8 @@ public final class Store: Sendable {
     private let isClosed = Atomic<Bool>(false)
     /// What is in flight, which resource feeds each collection, and `no-store` rows.
     let refreshes = RefreshState()
+    /// One token renewal at a time, shared by concurrent 401s.
+    let tokenRenewal = TokenRenewal()
     /// Applies unresolved mutations on top of the base rows.
     let overlay = PendingOverlay()
     /// Sends pending mutations.
