@@ -145,6 +145,11 @@ final class RefreshState: Sendable {
         for waiter in waiters { waiter.resume(returning: result) }
     }
 
+    /// How many callers wait for requests of `collection` right now (for tests and diagnostics).
+    func waiterCount(_ collection: String) -> Int {
+        state.withLock { s in s.shared.values.filter { $0.collection == collection }.reduce(0) { $0 + $1.waiters.count } }
+    }
+
     private static func cancelled(_ url: String) -> FetchError {
         FetchError(.cancelled, "GET \(url) was cancelled", url: url)
     }

@@ -17,6 +17,8 @@ final class TokenRenewal: Sendable {
         /// The newest `Authorization` value handed out (nil: no token), and ``renewals`` when
         /// it was read from the token provider.
         var issued: (authorization: String?, renewals: Int)?
+        /// Callers that found a renewal in flight and waited for it, since the store was opened.
+        var joined = 0
     }
 
     private let state = Mutex(State())
@@ -24,6 +26,12 @@ final class TokenRenewal: Sendable {
     /// Renewals completed so far: read it before asking the token provider for a token.
     var renewals: Int {
         state.withLock { $0.renewals }
+    }
+
+    /// How many 401s found a renewal in flight and waited for it instead of starting one
+    /// (for tests and diagnostics).
+    var joinedCount: Int {
+        state.withLock { $0.joined }
     }
 
     /// Notes that requests now carry `authorization`, read from the token provider when
@@ -45,7 +53,10 @@ final class TokenRenewal: Sendable {
     /// - Throws: what `renew` threw, to every caller that waited for that renewal.
     func renew(after sent: String?, _ renew: @escaping @Sendable () async throws -> Void) async throws {
         let task = state.withLock { s -> Task<Void, any Error>? in
-            if let running = s.inFlight { return running }
+            if let running = s.inFlight {
+                s.joined += 1
+                return running
+            }
             if let issued = s.issued, issued.authorization != sent || issued.renewals != s.renewals { return nil }
             let started = Task {
                 do {

@@ -7,17 +7,17 @@ import Testing
 /// What the observer of a refreshing collection sees, emission by emission.
 ///
 /// The response is held at a gate, so the statuses before it (stale or empty, then
-/// refreshing or loading) each exist on their own and are read before the next one appears
-/// (an observation keeps only the newest snapshot for a consumer that is behind; this one
-/// never is). Each test compares the whole sequence of emissions as `rows status @lsn`.
+/// refreshing or loading) each exist on their own and are read before the response is let
+/// through (an observation keeps its first snapshot until it is read, and after that only the
+/// newest). Each test compares the whole sequence of emissions as `rows status @lsn`.
 ///
-/// Known library races these tests catch (see the report of issue 3):
-/// - `Store.observe(_: Resource)` starts the background refresh before the hub has read the
-///   first snapshot, so the first emission can already be `refreshing`/`loading`: the stored
-///   `stale`/`empty` state is never shown.
-/// - The commit of the response is published on the hub's queue while the fetch is still
-///   marked in flight, and the end of the fetch is published again: the observer can get the
-///   final rows twice, first marked `refreshing`, then `fresh`.
+/// Library races these tests caught (issues 3 and 7), now fixed:
+/// - The background refresh's `refreshing` emission replaced the unread first one
+///   (`bufferingNewest(1)`), so the stored `stale`/`empty` state was never shown (2 runs in
+///   20). The first value is now kept until read (`SnapshotBuffer`).
+/// - The commit of the response was published while the fetch was still marked in flight,
+///   and the end of the fetch published again: the final rows came twice, first marked
+///   `refreshing`, then `fresh`. The last commit now ends the fetch before observers hear.
 @Suite("Snapshot status sequences during a refresh", .timeLimit(.minutes(1)))
 struct StatusSequenceTests {
     /// A collection `items` fetched at 0 s with rows a, b (ETag "s1") under `.maxAge(60 s)`,
@@ -42,16 +42,15 @@ struct StatusSequenceTests {
         }
     }
 
-    /// Observes `resource` (which starts its refresh), reads the emissions that come before
-    /// the held response — the first one, and the in-flight one if the first was not already
-    /// it — then releases `gate` and reads up to the first emission `done` accepts.
+    /// Observes `resource` (which starts its refresh), reads the two emissions that come
+    /// before the held response — the stored state, then the in-flight one (`inFlight`) —
+    /// then releases `gate` and reads up to the first emission `done` accepts.
     static func observeRefresh(_ h: ScriptedStore, _ resource: Resource, gate: Gate, inFlight: Snapshot.Status,
                                done: (Snapshot) -> Bool) async throws -> [Snapshot] {
         var observer = h.store.observe(resource).makeAsyncIterator()
         var seen = [try #require(try await observer.next())]
-        // Without this check a first emission that is already in flight would leave the test
-        // waiting for one that only comes after the release.
-        if seen[0].status != inFlight { seen.append(try #require(try await observer.next())) }
+        seen.append(try #require(try await observer.next()))
+        #expect(seen[1].status == inFlight)
         await gate.waitUntilReached(1)
         gate.release()
         seen += try await collectSnapshots(&observer, until: done)
@@ -148,6 +147,48 @@ struct StatusSequenceTests {
             let seen = try await Self.observeThenRefresh(h, resource, gate: gate) { $0.status == .fresh }
             #expect(Self.describe(seen) == ["a1 b1 stale @1", "a1 b1 refreshing @1", "a1 b1 fresh @2"])
             #expect(seen.allSatisfy { $0.rows == ItemsFixture.rows(["a", "b"]) && $0.syncMark?.rowsLSN == 1 })
+        }
+    }
+
+    @Test("the first value is the stored state as it was (stale) even when the refresh is in flight before the consumer reads it")
+    func firstValueSurvivesRefreshingBeforeRead() async throws {
+        try await withScriptedStore { h in
+            let gate = Gate()
+            let resource = try await Self.staleItems(h, then: ItemsFixture.reply(["a", "c"], v: 2), gate: gate)
+            var observer = h.store.observe(resource).makeAsyncIterator()
+            await gate.waitUntilReached(1)
+            // The hub delivers in order on one queue: once a second observer has its first
+            // value (showing the fetch in flight), the first observer has been sent its
+            // `refreshing` value too — before it read anything.
+            var witness = h.store.observe("items").makeAsyncIterator()
+            #expect(Self.describe([try #require(try await witness.next())]) == ["a1 b1 refreshing @1"])
+            var seen = [try #require(try await observer.next()), try #require(try await observer.next())]
+            gate.release()
+            seen += try await collectSnapshots(&observer) { $0.status == .fresh }
+            #expect(Self.describe(seen) == ["a1 b1 stale @1", "a1 b1 refreshing @1", "a2 c2 fresh @2"])
+        }
+    }
+
+    @Test("a consumer that reads nothing until the refresh is done reads the stored state first, then the newest")
+    func slowConsumerReadsFirstThenNewest() async throws {
+        try await withScriptedStore { h in
+            let gate = Gate()
+            let resource = try await Self.staleItems(h, then: ItemsFixture.reply(["a", "c"], v: 2), gate: gate)
+            var observer = h.store.observe(resource).makeAsyncIterator()
+            await gate.waitUntilReached(1)
+            gate.release()
+            // The commit is made once a second observer sees it; the writer publishes a commit
+            // before it makes the next one, and the hub delivers in order: once a third
+            // observer has the first value of a later commit, the first observer has been
+            // sent every value of the refresh.
+            var witness = h.store.observe("items").makeAsyncIterator()
+            _ = try await collectSnapshots(&witness) { $0.status == .fresh }
+            try await h.store.invalidate("sentinel")
+            var barrier = h.store.observe("sentinel").makeAsyncIterator()
+            _ = try await barrier.next()
+            let first = try #require(try await observer.next())
+            let second = try #require(try await observer.next())
+            #expect(Self.describe([first, second]) == ["a1 b1 stale @1", "a2 c2 fresh @2"])
         }
     }
 
