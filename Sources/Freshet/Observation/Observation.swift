@@ -7,7 +7,7 @@
 /// that touches the collection and every change of its loading status, each once. A 304 or a
 /// refetch of identical rows emits the same rows with a new LSN and status: the UI sees only a
 /// status change. A consumer slower than the commits gets, after the first value, the newest
-/// snapshot, never an older one: values in between are coalesced (see ``SnapshotBuffer``).
+/// snapshot, never an older one: values in between are coalesced (docs/architecture.md).
 /// The sequence ends when the store closes, and throws a ``StoreError`` if the stored state
 /// cannot be read. Read each observation from one task at a time; cancelling the reading task
 /// ends it.

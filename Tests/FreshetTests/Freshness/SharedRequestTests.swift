@@ -11,7 +11,7 @@ struct SharedRequestTests {
     /// Yields until `count` callers wait for requests of `collection` (they joined or started
     /// one): a caller joins without suspending after it registers, so this is soon.
     static func waitForWaiters(_ store: Store, _ collection: String, _ count: Int) async {
-        while store.refreshes.waiterCount(collection) != count { await Task.yield() }
+        while store.refreshes.waiterCount(collection) != count, !Task.isCancelled { await Task.yield() }
     }
 
     /// Observes the stale collection `items` (fetched at 0 s, `.maxAge(60 s)`, now 61 s),

@@ -90,7 +90,7 @@ struct TokenRenewalTests {
             expired.release()
             // The first 401 starts the renewal; the two others find it running and wait for it.
             await renewal.waitUntilReached(1)
-            while store.tokenRenewal.joinedCount < 2 { await Task.yield() }
+            while store.tokenRenewal.joinedCount < 2, !Task.isCancelled { await Task.yield() }
             renewal.release()
 
             let summaries = [try await items.value, try await others.value]
@@ -163,7 +163,7 @@ struct TokenRenewalTests {
             await expired.waitUntilReached(2)
             expired.release()
             await renewal.waitUntilReached(1)
-            while store.tokenRenewal.joinedCount < 1 { await Task.yield() }
+            while store.tokenRenewal.joinedCount < 1, !Task.isCancelled { await Task.yield() }
             renewal.release()
             let errors = [await expectFetchError(of: items), await expectFetchError(of: others)]
             #expect(errors.map { $0?.status } == [401, 401])
