@@ -56,6 +56,11 @@ enum MetaKey {
 enum Keys {
     static let maxCollectionBytes = 200
     static let maxRowIDBytes = 250
+    /// The largest page index a paged collection may hold (pages 0 ... 65,535). Pages are
+    /// fetched in order and a gap is filled with placeholders in the SyncMark, so the limit
+    /// keeps one event from making the fold build billions of placeholders; positions
+    /// (`page << 32 | index`) could hold far more.
+    static let maxPageIndex = 65_535
 
     static func collection(_ name: String) -> [UInt8] {
         let utf8 = Array(name.utf8)

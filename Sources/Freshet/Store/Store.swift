@@ -334,6 +334,9 @@ public final class Store: Sendable {
         case .notModified(let n):
             try response(n.response)
             try nonNegative(n.page, "the page index")
+            if let page = n.page, page > Keys.maxPageIndex {
+                throw StoreError(.invalidEvent, "notModified for \(collection): page index \(page) is out of range 0 ... \(Keys.maxPageIndex)")
+            }
         case .fetchFailed(let f):
             try nonNegative(f.status, "the HTTP status")
             try nonNegative(f.attempt, "the attempt number")
@@ -344,8 +347,8 @@ public final class Store: Sendable {
         switch event {
         case .fetched(let f):
             for row in f.rows { try Keys.validate(rowID: row.id, in: collection) }
-            if case .page(let index, _) = f.placement, index < 0 || index > Int(UInt32.max) - 1 {
-                throw StoreError(.invalidEvent, "page index \(index) of \(collection) is out of range")
+            if case .page(let index, _) = f.placement, index < 0 || index > Keys.maxPageIndex {
+                throw StoreError(.invalidEvent, "page index \(index) of \(collection) is out of range 0 ... \(Keys.maxPageIndex)")
             }
         case .changed(let c), .localWrite(let c):
             for op in c.ops {

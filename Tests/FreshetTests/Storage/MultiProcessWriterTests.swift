@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Freshet
+
+/// Issue 7 item 3: two processes (an app and its extension, two CLI runs) write one store.
+/// Each takes its next LSN inside its write transaction; observers in one process hear of the
+/// other's commits on their next commit or on `checkForExternalChanges()`.
+@Suite("Several processes writing one store")
+struct MultiProcessWriterTests {
+    /// Starts one `append` helper per collection, lets them all go at once, and waits until
+    /// each has appended `count` events and exited 0.
+    static func appendConcurrently(_ collections: [String], count: Int, to directory: URL) async throws {
+        var writers: [StoreHelper] = []
+        do {
+            for collection in collections {
+                let writer = try await StoreHelper(["append", directory.path, collection, String(count)])
+                writers.append(writer)
+                #expect(try await writer.nextLine() == "ready")
+            }
+            for writer in writers { try writer.send("go") }
+            for writer in writers {
+                let done = try await writer.nextLine()
+                #expect(done.hasPrefix("done "), "\(done)")
+                #expect(await writer.waitForExit() == 0)
+            }
+        } catch {
+            for writer in writers { await writer.kill() }
+            throw error
+        }
+    }
+
+    @Test("two processes appending at once while a third has the store open: LSNs 1 ... 401 without gaps, both processes' events in their order, and the third appends LSN 402")
+    func twoWriterProcesses() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { store.close() }
+            #expect(try await store.localWrite("app", [.upsert(row("start"))]) == 1)
+            var observed = store.observe("a").makeAsyncIterator()
+            #expect(try await observed.next()?.rows.count == 0)
+
+            try await Self.appendConcurrently(["a", "b"], count: 200, to: directory)
+
+            // This process has not looked yet; the cheap check finds both collections.
+            #expect(store.lastLSN == 1)
+            #expect(try store.checkForExternalChanges() == ["a", "b"])
+            #expect(store.lastLSN == 401)
+            #expect(try store.checkForExternalChanges() == [])
+            let seen = try #require(try await observed.next())
+            #expect(seen.rows.count == 200)
+            #expect(seen.lsn > 1)
+
+            let records = try store.allRecords()
+            #expect(records.map(\.lsn) == (1...401).map { LSN(UInt64($0)) })
+            for collection in ["a", "b"] {
+                let ids = records.filter { $0.collection == collection }.flatMap { record -> [String] in
+                    guard case .localWrite(let changes) = record.event else { return [] }
+                    return changes.ops.compactMap { if case .upsert(let r) = $0 { r.id } else { nil } }
+                }
+                #expect(ids == (0..<200).map { "\(collection)-\($0)" })
+                #expect(try store.ids(collection) == (0..<200).map { "\(collection)-\($0)" })
+            }
+            // The next LSN comes from the store, not from this process's memory.
+            #expect(try await store.localWrite("app", [.upsert(row("after"))]) == 402)
+        }
+    }
+
+    @Test("an observer hears of another process's commit when its own process next commits")
+    func observerLearnsOnNextCommit() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { store.close() }
+            var observed = store.observe("b").makeAsyncIterator()
+            #expect(try await observed.next()?.rows.count == 0)
+
+            try await Self.appendConcurrently(["b"], count: 3, to: directory)
+
+            // A commit to another collection: the write transaction finds LSNs 1 ... 3 from the
+            // other process and announces "b" with its own "app".
+            #expect(try await store.localWrite("app", [.upsert(row("x"))]) == 4)
+            let seen = try #require(try await observed.next())
+            #expect(seen.rows.map(\.id) == ["b-0", "b-1", "b-2"])
+            #expect(store.lastLSN == 4)
+            #expect(try store.checkForExternalChanges() == [])
+        }
+    }
+
+    @Test("a store opened by another process after this one: both append in turns and the log has no gaps")
+    func alternatingWriters() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { store.close() }
+            for round in 0..<3 {
+                try await Self.appendConcurrently(["other"], count: 2, to: directory)
+                #expect(try await store.localWrite("mine", [.upsert(row("r\(round)"))]) == LSN(UInt64(3 * round + 3)))
+            }
+            #expect(try store.allRecords().map(\.lsn.rawValue) == Array(1...9))
+            #expect(try store.ids("mine") == ["r0", "r1", "r2"])
+            #expect(try store.ids("other") == ["other-0", "other-1"])
+        }
+    }
+}
