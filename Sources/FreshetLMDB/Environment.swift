@@ -159,13 +159,19 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction and commits it; when `body` throws, the transaction
-    /// is aborted and nothing it wrote is kept.
+    /// is aborted and nothing it wrote is kept. Stale reader slots are cleared first
+    /// (``clearStaleReaders()``).
     ///
     /// LMDB allows one write transaction at a time per environment; a second caller blocks.
     /// - Throws: ``LMDBError`` from `mdb_txn_begin` or `mdb_txn_commit` (for example
     ///   ``LMDBError/mapFull``), or whatever `body` throws.
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        // A process that died holding a read transaction pins every page freed since its
+        // snapshot, so the file would grow with each commit while it lasts. Clearing such
+        // slots before each write transaction costs a scan of the reader table and one
+        // `fcntl(F_GETLK)` per other process that has a slot (LMDB's `mdb_reader_check`).
+        _ = try clearStaleReaders()
         var txn: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, 0, &txn), "mdb_txn_begin")
         guard let txn else { throw LMDBError(code: EINVAL, function: "mdb_txn_begin") }
