@@ -100,9 +100,10 @@ package final class Environment: @unchecked Sendable {
     private static func reserveLockFile(_ lockPath: String, maxReaders: Int) throws(LMDBError) {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0 {
+            let code = errno
             // A read-only directory with an existing lock file is LMDB's to judge.
-            if errno == EACCES || errno == EROFS, access(lockPath, F_OK) == 0 { return }
-            throw LMDBError(code: errno, function: "open(\(lockPath))")
+            if code == EACCES || code == EROFS, access(lockPath, F_OK) == 0 { return }
+            throw LMDBError(code: code, function: "open(\(lockPath))")
         }
         defer { closeDescriptor(fd) }
         var info = stat()

@@ -8,9 +8,9 @@
 //   append DIR COLLECTION COUNT open DIR for writing, print `ready`, wait for a line on stdin,
 //                               append COUNT `localWrite` events to COLLECTION one by one
 //                               (row IDs COLLECTION-0 …), print `done LSN` and exit 0
-//   create DIR [FSIZE]          create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes
-//                               when given); print `created` and exit 0, or print
-//                               `error CODE MESSAGE` and exit 3
+//   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
+//                               or, when run as root, as user `nobody` (65534), when given);
+//                               print `created` and exit 0, or `error CODE MESSAGE`, exit 3
 //
 // Exit status 2: bad arguments, or the store could not be opened or written.
 import Foundation
@@ -32,7 +32,7 @@ func say(_ line: String) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let mode = arguments.first, arguments.count >= 2 else {
-    fail("usage: freshet-store-helper read DIR | append DIR COLLECTION COUNT | create DIR [FSIZE]")
+    fail("usage: freshet-store-helper read DIR | append DIR COLLECTION COUNT | create DIR [FSIZE|nobody]")
 }
 let directory = URL(fileURLWithPath: arguments[1])
 
@@ -86,7 +86,10 @@ case "append":
     exit(0)
 
 case "create":
-    if arguments.count == 3 {
+    if arguments.count == 3, arguments[2] == "nobody" {
+        // Drop root's rights, so file modes apply (group first, while still allowed).
+        guard setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody: \(String(cString: strerror(errno)))") }
+    } else if arguments.count == 3 {
         guard let limit = UInt(arguments[2]) else { fail("FSIZE must be a number of bytes") }
         // Writing past the limit is EFBIG (with SIGXFSZ ignored), as a full disk is ENOSPC.
         signal(SIGXFSZ, SIG_IGN)
