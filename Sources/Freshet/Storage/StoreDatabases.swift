@@ -64,7 +64,9 @@ enum Keys {
 
     static func collection(_ name: String) -> [UInt8] {
         let utf8 = Array(name.utf8)
-        return [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8
+        // Appended names are at most 200 bytes (validate); a longer one can only come from a
+        // damaged record read back, and must not trap: the length keeps its low 16 bits.
+        return [UInt8(truncatingIfNeeded: utf8.count >> 8), UInt8(truncatingIfNeeded: utf8.count)] + utf8
     }
 
     static func row(_ prefix: [UInt8], position: UInt64) -> [UInt8] {

@@ -106,3 +106,17 @@ struct NumberLimitTests {
         }
     }
 }
+
+extension NumberLimitTests {
+    @Test("a NaN or out-of-range date from a caller's clock is stored without trapping", arguments: [Double.nan, Double.infinity, -Double.infinity, 1e300])
+    func datesThatDoNotFit(seconds: Double) async throws {
+        let dependencies = Dependencies.test(now: { Date(timeIntervalSince1970: seconds) })
+        try await withTemporaryStore(dependencies: dependencies) { store in
+            let lsn = try await store.localWrite("notes", [.upsert(row("a"))])
+            #expect(lsn == 1)
+            let stamp = try store.allRecords().first?.timestamp.timeIntervalSince1970
+            let expected: Double = seconds.isNaN ? 0 : seconds > 0 ? Double(Int64.max) / 1_000_000 : Double(Int64.min) / 1_000_000
+            #expect(stamp == expected)
+        }
+    }
+}
