@@ -149,3 +149,20 @@ struct StoreFileTests {
         return process.terminationStatus
     }
 }
+
+extension StoreFileTests {
+    @Test("a data.mdb holding something other than LMDB is notAStore, and the directory keeps only that file", arguments: [true, false])
+    func garbageDataFile(create: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let garbage = Data(repeating: 0x41, count: 10_000)
+            #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("data.mdb").path, contents: garbage))
+            let error = #expect(throws: StoreError.self) {
+                try Store(directory: directory, configuration: .test(), dependencies: .test(), create: create)
+            }
+            #expect(error?.code == .notAStore)
+            #expect(try Self.listing(directory) == ["data.mdb 10000"])
+            #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == garbage)
+        }
+    }
+}
