@@ -30,6 +30,11 @@ public struct Configuration: Sendable {
     /// Slots left by processes that died mid-read are cleared at open and when the table is
     /// full. Must be 1 ... 100,000 (a precondition).
     public var maxReaders: Int = 126
+    /// How often the store looks for events other processes appended (an app extension
+    /// writing the same store), with ``Store/checkForExternalChanges()`` on the dependencies'
+    /// clock; nil (the default): only on this process's commits, ``Store/didBecomeActive()``
+    /// and explicit calls. Each check is one read transaction.
+    public var externalChangeCheckInterval: Duration?
     /// The base URL that relative ``Resource`` paths resolve against, such as
     /// `http://127.0.0.1:8080`. Nil: resources must use absolute URLs.
     public var baseURL: URL?

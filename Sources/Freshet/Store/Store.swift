@@ -36,6 +36,8 @@ public final class Store: Sendable {
     /// Outcomes of mutations, for ``PendingMutation/outcome()``.
     let mutationOutcomes = OutcomeBoard()
     private let isClosing = Atomic<Bool>(false)
+    /// Polls for other processes' events (``Configuration/externalChangeCheckInterval``).
+    private let externalChangePoller = Mutex<Task<Void, Never>?>(nil)
 
     /// Opens the store in `directory`, creating the directory and an empty store when missing.
     /// With `create` false the store must exist, and it is opened read-only (LMDB
@@ -119,6 +121,29 @@ public final class Store: Sendable {
         // Pending mutations found in the log are sent again (trigger: store open); a read-only
         // store cannot record their outcomes, so it never sends.
         if create { kickMutationQueues() }
+        if let interval = configuration.externalChangeCheckInterval { startPollingForExternalChanges(every: interval) }
+    }
+
+    /// Calls ``checkForExternalChanges()`` every `interval` on the dependencies' clock until
+    /// the store closes (or a check fails: the store is unreadable, and observers see why).
+    private func startPollingForExternalChanges(every interval: Duration) {
+        let clock = dependencies.clock
+        let task = Task { [weak self] in
+            while true {
+                do {
+                    try await clock.sleep(for: interval)
+                } catch {
+                    return  // cancelled: the store closed
+                }
+                guard let self else { return }
+                do {
+                    try self.checkForExternalChanges()
+                } catch {
+                    return
+                }
+            }
+        }
+        externalChangePoller.withLock { $0 = task }
     }
 
     /// Opens the named databases, checks the format version, and finds the last LSN. An
@@ -159,6 +184,7 @@ public final class Store: Sendable {
     public func close() {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         mutationQueue.stop()
+        externalChangePoller.withLock { $0?.cancel() }
         mutationOutcomes.failAll(MutationError(.storage, "the store closed; the mutation stays queued and is sent after the next open"))
         writer.close()
         // Deliveries still queued read the store: end observations before marking it closed,

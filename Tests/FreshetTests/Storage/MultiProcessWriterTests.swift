@@ -1,4 +1,5 @@
 import Foundation
+import FreshetTesting
 import Testing
 @testable import Freshet
 
@@ -96,6 +97,28 @@ struct MultiProcessWriterTests {
             #expect(try store.allRecords().map(\.lsn.rawValue) == Array(1...9))
             #expect(try store.ids("mine") == ["r0", "r1", "r2"])
             #expect(try store.ids("other") == ["other-0", "other-1"])
+        }
+    }
+
+    @Test("with externalChangeCheckInterval set, an observer hears of another process's commits when the interval passes, with no commit or call here")
+    func pollingFindsExternalChanges() async throws {
+        try await withTemporaryDirectory { directory in
+            let clock = FreshetTesting.TestClock()
+            var configuration = Configuration.test()
+            configuration.externalChangeCheckInterval = .seconds(2)
+            let dependencies = Dependencies(now: clock.dateSource, clock: clock, random: .zero, transport: StubTransport.offline)
+            let store = try Store(directory: directory, configuration: configuration, dependencies: dependencies)
+            defer { store.close() }
+            var observed = store.observe("b").makeAsyncIterator()
+            #expect(try await observed.next()?.rows.count == 0)
+
+            try await Self.appendConcurrently(["b"], count: 3, to: directory)
+            #expect(store.lastLSN == .zero)
+            await clock.waitForSleepers(1)
+            await clock.advance(by: .seconds(2))
+            let seen = try #require(try await observed.next())
+            #expect(seen.rows.map(\.id) == ["b-0", "b-1", "b-2"])
+            #expect(store.lastLSN == 3)
         }
     }
 }
