@@ -53,9 +53,14 @@ package final class Environment: @unchecked Sendable {
         let dataExisted = access(dataPath, F_OK) == 0
         let lockExisted = access(lockPath, F_OK) == 0
         /// Removes what this call created, so a failed open leaves the directory as it was.
+        /// A `data.mdb` that already holds both meta pages may be another process's new store
+        /// (created since the check above): it stays, and so does the lock file beside it.
         func removeCreated() {
-            if !dataExisted { unlink(dataPath) }
-            if !lockExisted { unlink(lockPath) }
+            var info = stat()
+            if !dataExisted, stat(dataPath, &info) == 0, Int(info.st_size) < 2 * Int(sysconf(Int32(_SC_PAGESIZE))) {
+                unlink(dataPath)
+            }
+            if !lockExisted, dataExisted || access(dataPath, F_OK) != 0 { unlink(lockPath) }
         }
         do {
             try Self.reserveLockFile(lockPath, maxReaders: maxReaders)
