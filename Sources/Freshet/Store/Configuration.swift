@@ -28,7 +28,7 @@ public struct Configuration: Sendable {
     /// all processes that have the store open (`mdb_env_set_maxreaders`; LMDB's default 126).
     /// Only the process that creates `lock.mdb` sets it; later openers use the table as it is.
     /// Slots left by processes that died mid-read are cleared at open and when the table is
-    /// full. Must be 1 ... 100,000 (a precondition).
+    /// full. Must be 1 ... 100,000, else opening fails with ``StoreError/invalidConfiguration``.
     public var maxReaders: Int = 126
     /// How often the store looks for events other processes appended (an app extension
     /// writing the same store), with ``Store/checkForExternalChanges()`` on the dependencies'

@@ -55,9 +55,16 @@ public final class Store: Sendable {
     ///   ``StoreError/unsupportedFormat`` for a store written by a newer format;
     ///   ``StoreError/diskFull`` when the file system has no room to create the store;
     ///   ``StoreError/permissionDenied`` when the directory or its files may not be written;
+    ///   ``StoreError/invalidConfiguration`` for a map size or reader table out of range;
     ///   ``StoreError/storage`` for other LMDB failures. On a throw the directory's files
     ///   are as they were (what this call created is removed).
     public init(directory: URL, configuration: Configuration = Configuration(), dependencies: Dependencies = .live, create: Bool = true) throws(StoreError) {
+        guard configuration.mapSize > 0 else {
+            throw StoreError(.invalidConfiguration, "Configuration.mapSize is \(configuration.mapSize) bytes; it must be positive")
+        }
+        guard (1...100_000).contains(configuration.maxReaders) else {
+            throw StoreError(.invalidConfiguration, "Configuration.maxReaders is \(configuration.maxReaders); it must be 1 ... 100000")
+        }
         let path = directory.standardizedFileURL.path
         var createdDirectory = false
         if try StoreFiles.identity(of: path) == nil {

@@ -25,6 +25,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let diskFull = Code(rawValue: "diskFull")
         public static let permissionDenied = Code(rawValue: "permissionDenied")
         public static let logExhausted = Code(rawValue: "logExhausted")
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
 
         /// Matches a ``StoreError`` by code, so callers write `catch StoreError.mapFull`.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -80,4 +81,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let permissionDenied = Code.permissionDenied
     /// The log has used its last LSN (2⁶⁴ − 1): nothing more can be appended. Reads still work.
     public static let logExhausted = Code.logExhausted
+    /// A ``Configuration`` value is out of range (a map size below 1, a reader table outside
+    /// 1 ... 100,000); nothing was opened.
+    public static let invalidConfiguration = Code.invalidConfiguration
 }

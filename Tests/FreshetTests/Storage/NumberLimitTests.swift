@@ -120,3 +120,19 @@ extension NumberLimitTests {
         }
     }
 }
+
+extension NumberLimitTests {
+    @Test("a map size or reader table out of range is invalidConfiguration, and no directory is created", arguments: [(0, 126), (-1, 126), (1 << 24, 0), (1 << 24, -5), (1 << 24, 100_001)])
+    func configurationOutOfRange(mapSize: Int, maxReaders: Int) async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = Configuration.test()
+            configuration.mapSize = mapSize
+            configuration.maxReaders = maxReaders
+            let error = #expect(throws: StoreError.self) {
+                try Store(directory: directory, configuration: configuration, dependencies: .test())
+            }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(!FileManager.default.fileExists(atPath: directory.path))
+        }
+    }
+}
