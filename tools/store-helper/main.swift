@@ -8,6 +8,10 @@
 //   append DIR COLLECTION COUNT open DIR for writing, print `ready`, wait for a line on stdin,
 //                               append COUNT `localWrite` events to COLLECTION one by one
 //                               (row IDs COLLECTION-0 …), print `done LSN` and exit 0
+//   confirm DIR ID COLLECTION ROW
+//                               append a `mutationConfirmed` for mutation ID (a UUID) whose
+//                               server row is ROW in COLLECTION, `{"by":"helper"}`; print
+//                               `confirmed LSN` and exit 0, or `error CODE MESSAGE`, exit 3
 //   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
 //                               or, when run as root, as user `nobody` (65534), when given);
 //                               print `created` and exit 0, or `error CODE MESSAGE`, exit 3
@@ -84,6 +88,32 @@ case "append":
     store.close()
     say("done \(last)")
     exit(0)
+
+case "confirm":
+    guard arguments.count == 5, let uuid = UUID(uuidString: arguments[2]) else {
+        fail("usage: freshet-store-helper confirm DIR ID COLLECTION ROW")
+    }
+    let collection = arguments[3]
+    var configuration = Configuration(durability: .relaxed)
+    configuration.sendsMutations = false
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    let row = Row(id: arguments[4], json: Data("{\"by\":\"helper\"}".utf8))
+    let confirmation = Event.MutationConfirmed(id: MutationID(rawValue: uuid), status: 200, rows: [(collection, row)], affected: [collection])
+    do {
+        let lsn = try await store.append(.mutationConfirmed(confirmation), to: collection)
+        store.close()
+        say("confirmed \(lsn)")
+        exit(0)
+    } catch {
+        store.close()
+        say("error \(error.code) \(error.message)")
+        exit(3)
+    }
 
 case "create":
     if arguments.count == 3, arguments[2] == "nobody" {

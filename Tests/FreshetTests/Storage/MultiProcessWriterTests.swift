@@ -121,4 +121,42 @@ struct MultiProcessWriterTests {
             #expect(store.lastLSN == 3)
         }
     }
+
+    @Test("a mutation another process has confirmed cannot be confirmed again here: the fold refuses it inside the write transaction, the server row is applied once, and observers see the other process's confirmation")
+    func confirmationFromBothProcesses() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = Configuration.test()
+            configuration.sendsMutations = false
+            let store = try Store(directory: directory, configuration: configuration, dependencies: .test())
+            defer { store.close() }
+            let id = MutationID(rawValue: UUID(uuidString: "00000000-0000-0000-0000-00000000000A") ?? UUID())
+            let mutation = Mutation(name: "editTodo", ops: [.upsert(row("1", "local edit"), in: "todos")], request: .init(method: .put, path: "/todos/1"))
+            #expect(try await store.append(.mutationProposed(Event.MutationProposed(id: id, mutation: mutation)), to: "todos") == 1)
+            var observed = store.observe("todos").makeAsyncIterator()
+            #expect(try await observed.next()?.pendingMutations == [id])
+
+            // The extension got the server's answer first.
+            let other = try await StoreHelper(["confirm", directory.path, id.description, "todos", "1"])
+            let line = try await other.nextLine()
+            #expect(line == "confirmed 2")
+            #expect(await other.waitForExit() == 0)
+
+            // This process's answer for the same mutation arrives second.
+            let mine = Event.MutationConfirmed(id: id, status: 200, rows: [("todos", Row(id: "1", json: Data(#"{"by":"app"}"#.utf8)))], affected: ["todos"])
+            let error = await #expect(throws: StoreError.self) {
+                try await store.append(.mutationConfirmed(mine), to: "todos")
+            }
+            #expect(error?.code == .invalidEvent)
+            #expect(error?.message == "mutationConfirmed for mutation \(id), which is already confirmed")
+            #expect(store.lastLSN == 2)
+            #expect(try store.allRecords().map(\.kind) == [.mutationProposed, .mutationConfirmed])
+            #expect(try store.pendingMutations().isEmpty)
+            let rows = try store.snapshot("todos").rows
+            #expect(rows == [Row(id: "1", json: Data(#"{"by":"helper"}"#.utf8))])
+            // The failed commit still told this process's observers of the other one's commit.
+            let seen = try #require(try await observed.next())
+            #expect(seen.pendingMutations == [])
+            #expect(seen.rows == rows)
+        }
+    }
 }
