@@ -28,12 +28,46 @@ package final class Environment: @unchecked Sendable {
 
     /// Opens (creating if needed) the environment in `path`, which must be an existing directory.
     ///
+    /// New files are created owner-only (`0600`). Before `mdb_env_open`, the lock file is
+    /// created and its blocks allocated with `posix_fallocate`: LMDB `ftruncate`s `lock.mdb`
+    /// and writes it through a shared memory map, so on a full file system the first write
+    /// into the map raises `SIGBUS` instead of returning an error. With the blocks reserved
+    /// first, a full disk is an `ENOSPC` error from `posix_fallocate`. When opening fails,
+    /// the files this call created are removed again, so the directory is left as it was.
+    ///
+    /// Stale reader slots (left by processes that died holding a read transaction) are
+    /// cleared right after opening with `mdb_reader_check`, read-only openers included.
+    ///
     /// - Parameters:
     ///   - mapSize: the size of the memory map in bytes (the largest the file may grow to).
     ///   - maxDatabases: how many named databases may be opened.
-    /// - Throws: ``LMDBError`` from `mdb_env_create`, `mdb_env_set_*` or `mdb_env_open`;
-    ///   the environment is closed again when opening fails.
-    package init(path: String, mapSize: Int, maxDatabases: Int, sync: SyncMode, readOnly: Bool = false) throws(LMDBError) {
+    ///   - maxReaders: the size of the reader table (read transactions open at once, in all
+    ///     processes); only the process that creates `lock.mdb` sets it (`mdb_env_set_maxreaders`).
+    /// - Throws: ``LMDBError`` from `posix_fallocate` (`ENOSPC`), `mdb_env_create`,
+    ///   `mdb_env_set_*`, `mdb_env_open` or `mdb_reader_check`; the environment is closed
+    ///   again when opening fails.
+    package init(path: String, mapSize: Int, maxDatabases: Int, maxReaders: Int = 126, sync: SyncMode, readOnly: Bool = false) throws(LMDBError) {
+        precondition(maxReaders >= 1 && maxReaders <= 100_000, "maxReaders must be 1 ... 100000, not \(maxReaders)")
+        let dataPath = path + "/data.mdb"
+        let lockPath = path + "/lock.mdb"
+        let dataExisted = access(dataPath, F_OK) == 0
+        let lockExisted = access(lockPath, F_OK) == 0
+        /// Removes what this call created, so a failed open leaves the directory as it was.
+        /// A `data.mdb` that already holds both meta pages may be another process's new store
+        /// (created since the check above): it stays, and so does the lock file beside it.
+        func removeCreated() {
+            var info = stat()
+            if !dataExisted, stat(dataPath, &info) == 0, Int(info.st_size) < 2 * Int(sysconf(Int32(_SC_PAGESIZE))) {
+                unlink(dataPath)
+            }
+            if !lockExisted, dataExisted || access(dataPath, F_OK) != 0 { unlink(lockPath) }
+        }
+        do {
+            try Self.reserveLockFile(lockPath, maxReaders: maxReaders)
+        } catch {
+            removeCreated()
+            throw error
+        }
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create")
         guard let env else { throw LMDBError(code: EINVAL, function: "mdb_env_create") }
@@ -47,14 +81,48 @@ package final class Environment: @unchecked Sendable {
         do {
             try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
             try check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), "mdb_env_set_maxdbs")
-            try check(mdb_env_open(env, path, flags, 0o644), "mdb_env_open")
+            try check(mdb_env_set_maxreaders(env, UInt32(maxReaders)), "mdb_env_set_maxreaders")
+            try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open")
+            var dead: Int32 = 0
+            try check(mdb_reader_check(env, &dead), "mdb_reader_check")
         } catch {
             // LMDB doc: "If this function fails, mdb_env_close() must be called to discard the handle."
             mdb_env_close(env)
+            removeCreated()
             throw error
         }
         self.handle = env
         self.path = path
+    }
+
+    /// The size LMDB gives `lock.mdb` for `maxReaders` slots (`mdb_env_setup_locks` in LMDB
+    /// 0.9: one `MDB_txninfo` — two 64-byte cache lines and the first reader — plus one
+    /// 64-byte `MDB_reader` per further slot). A larger file only means more slots.
+    static func lockFileSize(maxReaders: Int) -> Int { (maxReaders - 1) * 64 + 192 }
+
+    /// Creates `lock.mdb` (owner-only) when missing and allocates its blocks, so LMDB's later
+    /// writes through its memory map cannot meet a full disk (which would be `SIGBUS`).
+    private static func reserveLockFile(_ lockPath: String, maxReaders: Int) throws(LMDBError) {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            let code = errno
+            // A read-only directory with an existing lock file is LMDB's to judge.
+            if code == EACCES || code == EROFS, access(lockPath, F_OK) == 0 { return }
+            throw LMDBError(code: code, function: "open(\(lockPath))")
+        }
+        defer { closeDescriptor(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw LMDBError(code: errno, function: "fstat(\(lockPath))") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return }  // not a file: LMDB reports it
+        let wanted = max(Int(info.st_size), lockFileSize(maxReaders: maxReaders))
+        #if os(Linux)
+        // posix_fallocate returns the error number instead of setting errno.
+        let rc = posix_fallocate(fd, 0, off_t(wanted))
+        // EOPNOTSUPP/EINVAL: a file system without fallocate; LMDB then works as it always did.
+        if rc != 0 && rc != EOPNOTSUPP && rc != EINVAL {
+            throw LMDBError(code: rc, function: "posix_fallocate(\(lockPath))")
+        }
+        #endif
     }
 
     /// Closes the environment. Every transaction must have ended; calling it twice is harmless.
@@ -68,11 +136,20 @@ package final class Environment: @unchecked Sendable {
 
     /// Runs `body` in a read-only transaction (a consistent snapshot) and ends it.
     ///
-    /// - Throws: ``LMDBError`` from `mdb_txn_begin`, or whatever `body` throws.
+    /// When the reader table is full (`MDB_READERS_FULL`), stale slots are cleared with
+    /// ``clearStaleReaders()`` and the transaction is begun once more.
+    /// - Throws: ``LMDBError`` from `mdb_txn_begin` (``LMDBError/readersFull`` when the table
+    ///   is still full: that many live readers), or whatever `body` throws.
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func read<R, E: Error>(_ body: (borrowing Transaction) throws(E) -> R) throws -> R {
         var txn: OpaquePointer?
-        try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        if rc == MDB_READERS_FULL {
+            // Slots held by processes that died mid-read fill the table: clear them, try once more.
+            _ = try clearStaleReaders()
+            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        }
+        try check(rc, "mdb_txn_begin(read-only)")
         guard let txn else { throw LMDBError(code: EINVAL, function: "mdb_txn_begin") }
         let result: R
         do {
@@ -88,13 +165,19 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction and commits it; when `body` throws, the transaction
-    /// is aborted and nothing it wrote is kept.
+    /// is aborted and nothing it wrote is kept. Stale reader slots are cleared first
+    /// (``clearStaleReaders()``).
     ///
     /// LMDB allows one write transaction at a time per environment; a second caller blocks.
     /// - Throws: ``LMDBError`` from `mdb_txn_begin` or `mdb_txn_commit` (for example
     ///   ``LMDBError/mapFull``), or whatever `body` throws.
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        // A process that died holding a read transaction pins every page freed since its
+        // snapshot, so the file would grow with each commit while it lasts. Clearing such
+        // slots before each write transaction costs a scan of the reader table and one
+        // `fcntl(F_GETLK)` per other process that has a slot (LMDB's `mdb_reader_check`).
+        _ = try clearStaleReaders()
         var txn: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, 0, &txn), "mdb_txn_begin")
         guard let txn else { throw LMDBError(code: EINVAL, function: "mdb_txn_begin") }
@@ -122,6 +205,26 @@ package final class Environment: @unchecked Sendable {
         try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2")
     }
 
+    /// Clears reader slots whose process has died (`mdb_reader_check`) and returns how many.
+    ///
+    /// A process killed inside a read transaction leaves its slot behind; until it is
+    /// cleared, the writer cannot reuse pages freed after that reader's snapshot (the file
+    /// grows) and the slot counts against the reader table (`MDB_READERS_FULL`).
+    /// See <http://www.lmdb.tech/doc/group__mdb.html#ga366923d08bb384b3d9580a98edf5d6ac>.
+    package func clearStaleReaders() throws(LMDBError) -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+        return Int(dead)
+    }
+
+    /// The number of used reader slots (`mdb_env_info`'s `me_numreaders`: the high-water mark
+    /// of slots in use, live or stale).
+    package func readerSlots() throws(LMDBError) -> Int {
+        var info = MDB_envinfo()
+        try check(mdb_env_info(handle, &info), "mdb_env_info")
+        return Int(info.me_numreaders)
+    }
+
     /// Flushes the data buffers to disk (`mdb_env_sync` with force).
     package func sync() throws(LMDBError) {
         try check(mdb_env_sync(handle, 1), "mdb_env_sync")
@@ -135,4 +238,9 @@ package final class Environment: @unchecked Sendable {
         try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
         return (info.me_mapsize, info.me_last_pgno, Int(stat.ms_psize))
     }
+}
+
+/// `close(2)`, reachable from inside ``Environment`` (whose own `close()` hides the C name).
+private func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
 }

@@ -55,6 +55,15 @@ extension Event {
         return w.bytes
     }
 
+    /// A page index read from disk: 0 ... ``Keys/maxPageIndex``, else the record is malformed
+    /// (a larger one could never have been appended).
+    private static func pageIndex(_ value: UInt64) throws(FormatError) -> Int {
+        guard value <= UInt64(Keys.maxPageIndex) else {
+            throw FormatError(reason: "page index \(value) is out of range 0 ... \(Keys.maxPageIndex)")
+        }
+        return Int(value)
+    }
+
     static func decode(kind: EventKind, payload: [UInt8]) throws -> Event {
         var r = ByteReader(payload)
         switch kind {
@@ -72,7 +81,7 @@ extension Event {
                 case 7: basis = LSN(try v.uint())
                 case 8: withheld = try v.bool()
                 case 1: placementCode = try v.uint()
-                case 2: index = Int(clamping: try v.uint())
+                case 2: index = try pageIndex(v.uint())
                 case 3: isLast = try v.bool()
                 case 4: rows.append(try Row.decodeField(v.message))
                 case 5: response = try ResponseInfo.decodeField(v.message)
@@ -96,7 +105,7 @@ extension Event {
             try r.fields { tag, v in
                 switch tag {
                 case 1: response = try ResponseInfo.decodeField(v.message)
-                case 2: page = Int(clamping: try v.uint())
+                case 2: page = try pageIndex(v.uint())
                 case 3: basis = LSN(try v.uint())
                 default: break
                 }

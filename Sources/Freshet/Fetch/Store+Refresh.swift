@@ -93,6 +93,12 @@ extension Store {
     /// finished. Fresh collections make no request. Failures are recorded in the log and the
     /// snapshots' status.
     public func didBecomeActive() async {
+        // Another process (an app extension) may have written meanwhile: observers hear of it.
+        do {
+            try checkForExternalChanges()
+        } catch {
+            // A store that cannot be read reports it on the observers' next read; activation goes on.
+        }
         kickMutationQueues()
         await refreshObservedStaleCollections()
     }

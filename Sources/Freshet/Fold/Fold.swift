@@ -74,7 +74,8 @@ enum Fold {
         case .fetchFailed(let failed):
             mark.lastAttemptAt = time
             mark.lastError = SyncMark.FailureInfo(reason: failed.reason, status: failed.status, message: failed.message, lsn: record.lsn)
-            mark.consecutiveFailures += 1
+            // Read from disk: saturates rather than overflowing.
+            if mark.consecutiveFailures < Int.max { mark.consecutiveFailures += 1 }
 
         case .changed(let changes), .localWrite(let changes):
             for op in changes.ops {
@@ -148,7 +149,14 @@ enum Fold {
             if try state.value(at: position, prefix: prefix, in: txn) == MaterializedState.encodeRow(row) { return false }
             try state.put(row, at: position, prefix: prefix, in: txn)
         } else {
-            let position = try state.lastPosition(prefix: prefix, in: txn).map { $0 + 1 } ?? 0
+            var position: UInt64 = 0
+            if let last = try state.lastPosition(prefix: prefix, in: txn) {
+                // A position read from disk: the largest one has no successor (never a trap).
+                guard last < UInt64.max else {
+                    throw StoreError(.corruptRecord, "row \(row.id) cannot be added: the collection's last position is 2^64 - 1")
+                }
+                position = last + 1
+            }
             try state.put(row, at: position, prefix: prefix, in: txn)
         }
         return true

@@ -59,6 +59,8 @@ struct ByteWriter {
 
     static func micros(_ date: Date) -> Int64 {
         let us = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        // A date from a caller may be NaN (Date(timeIntervalSince1970: .nan)): stored as the epoch.
+        if us.isNaN { return 0 }
         if us >= 9.2e18 { return Int64.max }
         if us <= -9.2e18 { return Int64.min }
         return Int64(us)

@@ -11,8 +11,17 @@ public struct LSN: RawRepresentable, Sendable, Hashable, Comparable, Codable, Cu
     public static let zero = LSN(0)
     public var description: String { String(rawValue) }
     public static func < (a: LSN, b: LSN) -> Bool { a.rawValue < b.rawValue }
-    /// The next LSN.
-    public var next: LSN { LSN(rawValue + 1) }
+    /// The last LSN a log can hold (2⁶⁴ − 1); appending after it fails with
+    /// ``StoreError/logExhausted``.
+    public static let max = LSN(UInt64.max)
+    /// The next LSN, or nil after ``max``: checked arithmetic for LSNs read from disk.
+    public var successor: LSN? { rawValue == UInt64.max ? nil : LSN(rawValue + 1) }
+    /// The next LSN. Asking for the one after ``max`` is a programmer error (a precondition);
+    /// code that meets LSNs from disk or from callers uses ``successor``.
+    public var next: LSN {
+        guard let successor else { preconditionFailure("no LSN follows \(rawValue) (2^64 - 1)") }
+        return successor
+    }
 
     var keyBytes: [UInt8] { withUnsafeBytes(of: rawValue.bigEndian) { Array($0) } }
 }

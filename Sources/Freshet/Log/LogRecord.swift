@@ -39,9 +39,29 @@ public struct LogRecord: Sendable, Hashable {
     public var kind: EventKind { event.kind }
 
     /// The record's bytes in format version 1.
+    ///
+    /// A collection name longer than 65,535 bytes or a payload of 4 GiB or more cannot be
+    /// written in this format: a programmer error here (a precondition). The store appends
+    /// through ``checkedEncoding()``, which throws instead.
     public func encoded() -> [UInt8] {
+        do {
+            return try checkedEncoding()
+        } catch {
+            preconditionFailure(error.message)
+        }
+    }
+
+    /// The record's bytes in format version 1, or ``StoreError/invalidEvent`` when a length
+    /// does not fit its field (collection name: 2 bytes, payload: 4 bytes).
+    func checkedEncoding() throws(StoreError) -> [UInt8] {
         let payload = event.encodedPayload()
         let name = Array(collection.utf8)
+        guard name.count <= Int(UInt16.max) else {
+            throw StoreError(.invalidEvent, "collection name of \(name.count) bytes does not fit a log record (at most \(UInt16.max))", lsn: lsn)
+        }
+        guard payload.count <= Int(UInt32.max) - Self.overhead - name.count else {
+            throw StoreError(.invalidEvent, "\(kind.name) for \(collection) is \(payload.count) bytes; a log record holds less than 4 GiB", lsn: lsn)
+        }
         var w = ByteWriter(capacity: Self.overhead + name.count + payload.count)
         w.u8(Self.formatVersion)
         w.u8(kind.rawValue)
@@ -54,6 +74,15 @@ public struct LogRecord: Sendable, Hashable {
         w.raw(payload)
         w.u32(CRC32C.checksum(w.bytes))
         return w.bytes
+    }
+
+    /// The collection name in a record's header (bytes 20 ..< 22+*n*), read without checking
+    /// the checksum; nil when the bytes are too short or the name is not UTF-8.
+    static func collectionName(in bytes: [UInt8]) -> String? {
+        guard bytes.count >= 22 else { return nil }
+        let n = Int(bytes[20]) << 8 | Int(bytes[21])
+        guard bytes.count >= 22 + n else { return nil }
+        return String(validating: bytes[22..<(22 + n)], as: UTF8.self)
     }
 
     /// Decodes a record, checking version, flags, lengths and checksum.

@@ -10,14 +10,16 @@ final class PendingOverlay: Sendable {
 
     /// The unresolved proposals in LSN order.
     func pending(state: MaterializedState, in txn: borrowing Transaction) throws -> [(lsn: LSN, proposal: Event.MutationProposed)] {
-        var lsns: [LSN] = []
-        try txn.forEach(state.dbs.pending) { key, _ in
-            if key.count == 8 { lsns.append(LSN(Keys.readUInt64(key, at: 0))) }
+        var lsns: [(lsn: LSN, id: [UInt8])] = []
+        try txn.forEach(state.dbs.pending) { key, value in
+            if key.count == 8 { lsns.append((LSN(Keys.readUInt64(key, at: 0)), Array(value))) }
             return true
         }
         var result: [(LSN, Event.MutationProposed)] = []
-        for lsn in lsns {
-            if let cached = cache.withLock({ $0[lsn] }) {
+        for (lsn, id) in lsns {
+            // Checked against the transaction: a cached proposal counts only while the store
+            // still names the same mutation at that LSN (another process writes it too).
+            if let cached = cache.withLock({ $0[lsn] }), cached.id.bytes == id {
                 result.append((lsn, cached))
                 continue
             }

@@ -56,10 +56,17 @@ enum MetaKey {
 enum Keys {
     static let maxCollectionBytes = 200
     static let maxRowIDBytes = 250
+    /// The largest page index a paged collection may hold (pages 0 ... 65,535). Pages are
+    /// fetched in order and a gap is filled with placeholders in the SyncMark, so the limit
+    /// keeps one event from making the fold build billions of placeholders; positions
+    /// (`page << 32 | index`) could hold far more.
+    static let maxPageIndex = 65_535
 
     static func collection(_ name: String) -> [UInt8] {
         let utf8 = Array(name.utf8)
-        return [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)] + utf8
+        // Appended names are at most 200 bytes (validate); a longer one can only come from a
+        // damaged record read back, and must not trap: the length keeps its low 16 bits.
+        return [UInt8(truncatingIfNeeded: utf8.count >> 8), UInt8(truncatingIfNeeded: utf8.count)] + utf8
     }
 
     static func row(_ prefix: [UInt8], position: UInt64) -> [UInt8] {

@@ -24,6 +24,17 @@ public struct Configuration: Sendable {
     /// The largest size the store file may grow to, in bytes (LMDB map size). Default 1 GiB.
     /// Appends beyond it fail with ``StoreError/mapFull`` and change nothing.
     public var mapSize: Int = 1 << 30
+    /// The size of LMDB's reader table: how many read transactions may be open at once, in
+    /// all processes that have the store open (`mdb_env_set_maxreaders`; LMDB's default 126).
+    /// Only the process that creates `lock.mdb` sets it; later openers use the table as it is.
+    /// Slots left by processes that died mid-read are cleared at open and when the table is
+    /// full. Must be 1 ... 100,000, else opening fails with ``StoreError/invalidConfiguration``.
+    public var maxReaders: Int = 126
+    /// How often the store looks for events other processes appended (an app extension
+    /// writing the same store), with ``Store/checkForExternalChanges()`` on the dependencies'
+    /// clock; nil (the default): only on this process's commits, ``Store/didBecomeActive()``
+    /// and explicit calls. Each check is one read transaction.
+    public var externalChangeCheckInterval: Duration?
     /// The base URL that relative ``Resource`` paths resolve against, such as
     /// `http://127.0.0.1:8080`. Nil: resources must use absolute URLs.
     public var baseURL: URL?

@@ -94,21 +94,35 @@ final class LogWriter: Sendable {
         }
     }
 
+    /// Commits `jobs` in one write transaction.
+    ///
+    /// The LSNs are taken from the store inside the transaction (the larger of `meta.lastLSN`
+    /// and the log's last key), never from memory: another process may have appended since
+    /// this one last committed (docs/architecture.md, "Several processes"). Collections that
+    /// other process touched are announced to observers with this commit's.
     private func commit(_ jobs: [Job]) {
-        let start = mutable.withLock { $0.lastLSN }
+        let known = mutable.withLock { $0.lastLSN }
         var results: [Result<LSN, any Error>] = []
         var touched = Set<String>()
-        var last = start
+        var last = known
         do {
             try env.write { txn in
+                let stored = try state.dbs.lastLSN(in: txn)
+                if stored > known {
+                    touched = try Self.collections(after: known, through: stored, state: state, in: txn)
+                }
+                last = stored
                 for job in jobs {
                     do {
                         let jobLast = try txn.nested { child in
                             var lsn = last
                             for entry in job.entries {
-                                lsn = lsn.next
+                                guard let following = lsn.successor else {
+                                    throw StoreError(.logExhausted, "the log of \(env.path) has used its last LSN (\(lsn)); nothing more can be appended", lsn: lsn)
+                                }
+                                lsn = following
                                 let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
-                                try child.put(state.dbs.log, key: lsn.keyBytes, value: record.encoded(), append: true)
+                                try child.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
                                 try Fold.apply(record, to: state, in: child)
                             }
                             return lsn
@@ -120,7 +134,7 @@ final class LogWriter: Sendable {
                         results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
                     }
                 }
-                if last != start {
+                if last != stored {
                     try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
                 }
             }
@@ -128,14 +142,59 @@ final class LogWriter: Sendable {
             let failure = StoreError(error, doing: "committing \(jobs.count) appends")
             results = jobs.map { _ in .failure(failure) }
             touched = []
-            last = start
+            last = known
         }
-        mutable.withLock { $0.lastLSN = last }
+        mutable.withLock { $0.lastLSN = max($0.lastLSN, last) }
         for (job, result) in zip(jobs, results) {
             if case .success = result { job.onCommitted?() }
             job.continuation.resume(with: result)
         }
         if !touched.isEmpty { didCommit(touched, last) }
+    }
+
+    /// Looks for commits made by other processes since this one last committed or looked:
+    /// reads the store's last LSN (one read transaction, one cursor step) and, when it moved,
+    /// tells observers of every collection those records touched.
+    ///
+    /// - Returns: the collections other processes changed (empty when nothing changed).
+    /// - Throws: ``StoreError/storage`` when the store cannot be read.
+    func checkForExternalChanges() throws -> Set<String> {
+        let known = lastLSN
+        let (stored, collections) = try env.read { txn -> (LSN, Set<String>) in
+            let stored = try state.dbs.lastLSN(in: txn)
+            guard stored > known else { return (stored, []) }
+            return (stored, try Self.collections(after: known, through: stored, state: state, in: txn))
+        }
+        let advanced = mutable.withLock { s -> Bool in
+            guard stored > s.lastLSN else { return false }
+            s.lastLSN = stored
+            return true
+        }
+        if advanced, !collections.isEmpty { didCommit(collections, stored) }
+        return collections
+    }
+
+    /// The collections the records in `known + 1 ... stored` touch (a mutation's record
+    /// touches every collection it names). A record that cannot be decoded counts for the
+    /// collection named in its header, when that much is readable.
+    private static func collections(after known: LSN, through stored: LSN, state: MaterializedState, in txn: borrowing Transaction) throws -> Set<String> {
+        guard let first = known.successor else { return [] }
+        var names = Set<String>()
+        try txn.forEach(state.dbs.log, from: first.keyBytes) { key, value in
+            guard key.count == 8 else { return true }
+            let lsn = LSN(Keys.readUInt64(key, at: 0))
+            guard lsn <= stored else { return false }
+            let bytes = Array(value)
+            do throws(StoreError) {
+                let record = try LogRecord.decode(bytes, expectedLSN: lsn)
+                names.formUnion(record.event.affectedCollections(primary: record.collection))
+            } catch {
+                // Unreadable (tools report it); its header may still name its collection.
+                if let name = LogRecord.collectionName(in: bytes) { names.insert(name) }
+            }
+            return true
+        }
+        return names
     }
 }
 
@@ -153,6 +212,10 @@ extension StoreError {
                 self.init(.notAStore, "\(what): not an LMDB store this Freshet can read (\(error))")
             case LMDBError.corrupted:
                 self.init(.corruptRecord, "\(what): the LMDB file is corrupted (\(error))")
+            case LMDBError(code: ENOSPC, function: ""), LMDBError(code: EFBIG, function: ""):
+                self.init(.diskFull, "\(what): no space left for the store (\(error))")
+            case LMDBError(code: EACCES, function: ""), LMDBError(code: EPERM, function: ""), LMDBError(code: EROFS, function: ""):
+                self.init(.permissionDenied, "\(what): not allowed to write the store (\(error))")
             default:
                 self.init(.storage, "\(what): \(error)")
             }

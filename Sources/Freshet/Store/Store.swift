@@ -24,7 +24,8 @@ public final class Store: Sendable {
     let state: MaterializedState
     let writer: LogWriter
     let hub: ObserverHub
-    private let claimedPath: String
+    /// The file identities this store claimed in ``OpenDirectories``.
+    private let claimed: Set<StoreFiles.Identity>
     private let isClosed = Atomic<Bool>(false)
     /// What is in flight, which resource feeds each collection, and `no-store` rows.
     let refreshes = RefreshState()
@@ -37,51 +38,76 @@ public final class Store: Sendable {
     /// Outcomes of mutations, for ``PendingMutation/outcome()``.
     let mutationOutcomes = OutcomeBoard()
     private let isClosing = Atomic<Bool>(false)
+    /// Polls for other processes' events (``Configuration/externalChangeCheckInterval``).
+    private let externalChangePoller = Mutex<Task<Void, Never>?>(nil)
 
     /// Opens the store in `directory`, creating the directory and an empty store when missing.
     /// With `create` false the store must exist, and it is opened read-only (LMDB
     /// `MDB_RDONLY`: nothing is written, appends fail with ``StoreError/storage``), as tools do.
     ///
-    /// - Throws: ``StoreError/alreadyOpen`` when this process has the directory open already;
-    ///   ``StoreError/notAStore`` when the directory holds something that is not a store (or
-    ///   `create` is false and there is no store); ``StoreError/unsupportedFormat`` for a store
-    ///   written by a newer format; ``StoreError/storage`` for other LMDB failures.
+    /// New files are owner-only: the directory (when this call creates it) `0700`, `data.mdb`
+    /// and `lock.mdb` `0600`. Reader slots left by processes that died mid-read are cleared
+    /// (`mdb_reader_check`). Several processes may open the same store for writing at once
+    /// (docs/architecture.md, "Several processes"); one process may open it once.
+    ///
+    /// - Throws: ``StoreError/alreadyOpen`` when this process has the store open already,
+    ///   under any path (the same device and inode); ``StoreError/notAStore`` when the
+    ///   directory holds something that is not a store — an empty `data.mdb`, a `data.mdb`
+    ///   that is not a regular file (a FIFO), no `data.mdb` with `create` false;
+    ///   ``StoreError/unsupportedFormat`` for a store written by a newer format;
+    ///   ``StoreError/diskFull`` when the file system has no room to create the store;
+    ///   ``StoreError/permissionDenied`` when the directory or its files may not be written;
+    ///   ``StoreError/invalidConfiguration`` for a map size or reader table out of range;
+    ///   ``StoreError/storage`` for other LMDB failures. On a throw the directory's files
+    ///   are as they were (what this call created is removed).
     public init(directory: URL, configuration: Configuration = Configuration(), dependencies: Dependencies = .live, create: Bool = true) throws(StoreError) {
-        let fm = FileManager.default
+        guard configuration.mapSize > 0 else {
+            throw StoreError(.invalidConfiguration, "Configuration.mapSize is \(configuration.mapSize) bytes; it must be positive")
+        }
+        guard (1...100_000).contains(configuration.maxReaders) else {
+            throw StoreError(.invalidConfiguration, "Configuration.maxReaders is \(configuration.maxReaders); it must be 1 ... 100000")
+        }
         let path = directory.standardizedFileURL.path
-        var isDirectory: ObjCBool = false
-        if fm.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw StoreError(.notAStore, "\(path) is a file, not a store directory") }
-            if !create, !fm.fileExists(atPath: path + "/data.mdb") {
-                throw StoreError(.notAStore, "\(path) holds no Freshet store (no data.mdb)")
-            }
-        } else {
+        var createdDirectory = false
+        if try StoreFiles.identity(of: path) == nil {
             guard create else { throw StoreError(.notAStore, "\(path) does not exist") }
-            do {
-                try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
-            } catch {
-                throw StoreError(.storage, "cannot create \(path): \(error.localizedDescription)")
-            }
+            createdDirectory = try StoreFiles.createDirectory(path)
         }
-        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard OpenDirectories.claim(resolved) else {
-            throw StoreError(.alreadyOpen, "\(path) is already open in this process; share the one Store")
+        /// Removes the directory again when this call created it and opening failed.
+        func undoCreate() {
+            if createdDirectory { rmdir(path) }
         }
+        let identities: Set<StoreFiles.Identity>
+        do {
+            identities = try StoreFiles.check(directory: path, create: create)
+        } catch {
+            undoCreate()
+            throw error
+        }
+        guard OpenDirectories.claim(identities) else {
+            undoCreate()
+            throw StoreError(.alreadyOpen, "\(path) is already open in this process (under this or another path); share the one Store")
+        }
+        var claimed = identities
         do {
             let sync: Environment.SyncMode = switch configuration.durability {
             case .full: .full
             case .relaxed: .noMetaSync
             case .none: .noSync
             }
-            let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, sync: sync, readOnly: !create)
+            let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, maxReaders: configuration.maxReaders, sync: sync, readOnly: !create)
             let (dbs, lastLSN) = try Self.prepare(env, path: path, create: create)
+            // The files a new store just created belong to this claim too.
+            let created = try StoreFiles.check(directory: path, create: create).subtracting(claimed)
+            OpenDirectories.extend(created)
+            claimed.formUnion(created)
             let state = MaterializedState(dbs: dbs)
             self.env = env
             self.state = state
             self.directory = URL(fileURLWithPath: path)
             self.configuration = configuration
             self.dependencies = dependencies
-            self.claimedPath = resolved
+            self.claimed = claimed
             // The hub and writer call back into the store weakly: they never outlive it.
             let box = WeakStore()
             self.hub = ObserverHub(read: { collection in
@@ -97,12 +123,36 @@ public final class Store: Sendable {
             })
             box.store = self
         } catch {
-            OpenDirectories.release(resolved)
+            OpenDirectories.release(claimed)
+            undoCreate()
             throw StoreError(error, doing: "opening \(path)")
         }
         // Pending mutations found in the log are sent again (trigger: store open); a read-only
         // store cannot record their outcomes, so it never sends.
         if create { kickMutationQueues() }
+        if let interval = configuration.externalChangeCheckInterval { startPollingForExternalChanges(every: interval) }
+    }
+
+    /// Calls ``checkForExternalChanges()`` every `interval` on the dependencies' clock until
+    /// the store closes (or a check fails: the store is unreadable, and observers see why).
+    private func startPollingForExternalChanges(every interval: Duration) {
+        let clock = dependencies.clock
+        let task = Task { [weak self] in
+            while true {
+                do {
+                    try await clock.sleep(for: interval)
+                } catch {
+                    return  // cancelled: the store closed
+                }
+                guard let self else { return }
+                do {
+                    try self.checkForExternalChanges()
+                } catch {
+                    return
+                }
+            }
+        }
+        externalChangePoller.withLock { $0 = task }
     }
 
     /// Opens the named databases, checks the format version, and finds the last LSN. An
@@ -125,15 +175,7 @@ public final class Store: Sendable {
             } else {
                 throw StoreError(.notAStore, "\(path) has no Freshet format version")
             }
-            var last = LSN.zero
-            if let bytes = try txn.get(dbs.meta, key: MetaKey.lastLSN), bytes.count == 8 {
-                last = LSN(bytes.reduce(0) { $0 << 8 | UInt64($1) })
-            }
-            try txn.forEach(dbs.log, reverse: true) { key, _ in
-                if key.count == 8 { last = max(last, LSN(Keys.readUInt64(key, at: 0))) }
-                return false
-            }
-            return (dbs, last, needsVersion)
+            return (dbs, try dbs.lastLSN(in: txn), needsVersion)
         }
         guard create else {
             let (dbs, last, _) = try env.read { txn in try inspect(txn) }
@@ -151,6 +193,7 @@ public final class Store: Sendable {
     public func close() {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         mutationQueue.stop()
+        externalChangePoller.withLock { $0?.cancel() }
         mutationOutcomes.failAll(MutationError(.storage, "the store closed; the mutation stays queued and is sent after the next open"))
         writer.close()
         // Deliveries still queued read the store: end observations before marking it closed,
@@ -158,7 +201,7 @@ public final class Store: Sendable {
         hub.finishAll()
         isClosed.store(true, ordering: .releasing)
         env.close()
-        OpenDirectories.release(claimedPath)
+        OpenDirectories.release(claimed)
     }
 
     deinit { close() }
@@ -167,8 +210,29 @@ public final class Store: Sendable {
         if isClosed.load(ordering: .acquiring) { throw StoreError(.closed, "the store at \(directory.path) is closed") }
     }
 
-    /// The LSN of the last committed event (``LSN/zero`` for an empty log).
+    /// The LSN of the last committed event this process knows of (``LSN/zero`` for an empty
+    /// log): its own commits, and other processes' commits seen on its next commit or by
+    /// ``checkForExternalChanges()``.
     public var lastLSN: LSN { writer.lastLSN }
+
+    /// Looks for events other processes appended to this store since this process last
+    /// committed or looked, and tells the observers of every collection they touched (each
+    /// gets a new snapshot). Cheap when nothing changed: one read transaction reading
+    /// `meta.lastLSN` and the log's last key. ``didBecomeActive()`` calls it; an app whose
+    /// extension writes the same store may also call it on a timer or on a notification
+    /// from the extension (docs/architecture.md, "Several processes").
+    ///
+    /// - Returns: the names of the collections other processes changed, sorted (empty: none).
+    /// - Throws: ``StoreError/closed``, or ``StoreError/storage`` when the store cannot be read.
+    @discardableResult
+    public func checkForExternalChanges() throws(StoreError) -> [String] {
+        try checkOpen()
+        do {
+            return try writer.checkForExternalChanges().sorted()
+        } catch {
+            throw StoreError(error, doing: "checking \(directory.path) for other processes' events")
+        }
+    }
 
     // MARK: Observing
 
@@ -305,6 +369,9 @@ public final class Store: Sendable {
         case .notModified(let n):
             try response(n.response)
             try nonNegative(n.page, "the page index")
+            if let page = n.page, page > Keys.maxPageIndex {
+                throw StoreError(.invalidEvent, "notModified for \(collection): page index \(page) is out of range 0 ... \(Keys.maxPageIndex)")
+            }
         case .fetchFailed(let f):
             try nonNegative(f.status, "the HTTP status")
             try nonNegative(f.attempt, "the attempt number")
@@ -315,8 +382,8 @@ public final class Store: Sendable {
         switch event {
         case .fetched(let f):
             for row in f.rows { try Keys.validate(rowID: row.id, in: collection) }
-            if case .page(let index, _) = f.placement, index < 0 || index > Int(UInt32.max) - 1 {
-                throw StoreError(.invalidEvent, "page index \(index) of \(collection) is out of range")
+            if case .page(let index, _) = f.placement, index < 0 || index > Keys.maxPageIndex {
+                throw StoreError(.invalidEvent, "page index \(index) of \(collection) is out of range 0 ... \(Keys.maxPageIndex)")
             }
         case .changed(let c), .localWrite(let c):
             for op in c.ops {

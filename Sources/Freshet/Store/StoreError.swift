@@ -22,6 +22,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidName = Code(rawValue: "invalidName")
         public static let invalidEvent = Code(rawValue: "invalidEvent")
         public static let storage = Code(rawValue: "storage")
+        public static let diskFull = Code(rawValue: "diskFull")
+        public static let permissionDenied = Code(rawValue: "permissionDenied")
+        public static let logExhausted = Code(rawValue: "logExhausted")
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
 
         /// Matches a ``StoreError`` by code, so callers write `catch StoreError.mapFull`.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -68,4 +72,16 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let invalidEvent = Code.invalidEvent
     /// LMDB reported an error; the message carries LMDB's text and code.
     public static let storage = Code.storage
+    /// The file system is full (`ENOSPC`, or `EFBIG` from a file size limit) while creating or
+    /// growing a store file; the message names the file. Nothing committed is lost, and a
+    /// store that could not be created leaves no files behind.
+    public static let diskFull = Code.diskFull
+    /// The store directory or one of its files may not be read or written by this process
+    /// (`EACCES`, `EPERM`, or `EROFS` for a read-only file system); the message names the path.
+    public static let permissionDenied = Code.permissionDenied
+    /// The log has used its last LSN (2⁶⁴ − 1): nothing more can be appended. Reads still work.
+    public static let logExhausted = Code.logExhausted
+    /// A ``Configuration`` value is out of range (a map size below 1, a reader table outside
+    /// 1 ... 100,000); nothing was opened.
+    public static let invalidConfiguration = Code.invalidConfiguration
 }

@@ -1,0 +1,141 @@
+// freshet-store-helper MODE ARGS…
+//
+// A separate process for the storage tests (Tests/FreshetTests/Storage): real processes that
+// read, write or create a store, so the tests can kill them mid-read or run two writers at once.
+//
+//   read DIR                    open DIR read-only, begin reading the log, print `reading`,
+//                               and wait inside the read transaction until killed
+//   append DIR COLLECTION COUNT open DIR for writing, print `ready`, wait for a line on stdin,
+//                               append COUNT `localWrite` events to COLLECTION one by one
+//                               (row IDs COLLECTION-0 …), print `done LSN` and exit 0
+//   confirm DIR ID COLLECTION ROW
+//                               append a `mutationConfirmed` for mutation ID (a UUID) whose
+//                               server row is ROW in COLLECTION, `{"by":"helper"}`; print
+//                               `confirmed LSN` and exit 0, or `error CODE MESSAGE`, exit 3
+//   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
+//                               or, when run as root, as user `nobody` (65534), when given);
+//                               print `created` and exit 0, or `error CODE MESSAGE`, exit 3
+//
+// Exit status 2: bad arguments, or the store could not be opened or written.
+import Foundation
+import Freshet
+import ProcessSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("freshet-store-helper: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Prints one line with one write(2), so a reader of the pipe sees it at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let mode = arguments.first, arguments.count >= 2 else {
+    fail("usage: freshet-store-helper read DIR | append DIR COLLECTION COUNT | create DIR [FSIZE|nobody]")
+}
+let directory = URL(fileURLWithPath: arguments[1])
+
+switch mode {
+case "read":
+    var configuration = Configuration(durability: .relaxed)
+    configuration.sendsMutations = false
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration, create: false)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    do {
+        try store.readLog { _ in
+            say("reading")
+            // Hold the read transaction (and its reader slot) until SIGKILL.
+            while true { pause() }
+        }
+    } catch {
+        fail("cannot read \(directory.path): \(error)")
+    }
+    fail("the log of \(directory.path) is empty")
+
+case "append":
+    guard arguments.count == 4, let count = Int(arguments[3]), count >= 0 else {
+        fail("usage: freshet-store-helper append DIR COLLECTION COUNT")
+    }
+    let collection = arguments[2]
+    var configuration = Configuration(durability: .relaxed)
+    configuration.sendsMutations = false
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    say("ready")
+    guard readLine(from: STDIN_FILENO) != nil else { fail("stdin closed before the go line") }
+    var last = LSN.zero
+    for i in 0..<count {
+        let row = Row(id: "\(collection)-\(i)", json: Data("{\"n\":\(i)}".utf8))
+        do {
+            last = try await store.localWrite(collection, [.upsert(row)])
+        } catch {
+            fail("append \(i) to \(collection) failed: \(error)")
+        }
+    }
+    store.close()
+    say("done \(last)")
+    exit(0)
+
+case "confirm":
+    guard arguments.count == 5, let uuid = UUID(uuidString: arguments[2]) else {
+        fail("usage: freshet-store-helper confirm DIR ID COLLECTION ROW")
+    }
+    let collection = arguments[3]
+    var configuration = Configuration(durability: .relaxed)
+    configuration.sendsMutations = false
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    let row = Row(id: arguments[4], json: Data("{\"by\":\"helper\"}".utf8))
+    let confirmation = Event.MutationConfirmed(id: MutationID(rawValue: uuid), status: 200, rows: [(collection, row)], affected: [collection])
+    do {
+        let lsn = try await store.append(.mutationConfirmed(confirmation), to: collection)
+        store.close()
+        say("confirmed \(lsn)")
+        exit(0)
+    } catch {
+        store.close()
+        say("error \(error.code) \(error.message)")
+        exit(3)
+    }
+
+case "create":
+    if arguments.count == 3, arguments[2] == "nobody" {
+        // Drop root's rights, so file modes apply (group first, while still allowed).
+        guard setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody: \(String(cString: strerror(errno)))") }
+    } else if arguments.count == 3 {
+        guard let limit = UInt(arguments[2]) else { fail("FSIZE must be a number of bytes") }
+        // Writing past the limit is EFBIG (with SIGXFSZ ignored), as a full disk is ENOSPC.
+        signal(SIGXFSZ, SIG_IGN)
+        var rl = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rl) == 0 else { fail("setrlimit: \(String(cString: strerror(errno)))") }
+    }
+    do {
+        let store = try Store(directory: directory, configuration: Configuration(durability: .full))
+        store.close()
+        say("created")
+        exit(0)
+    } catch {
+        say("error \(error.code) \(error.message)")
+        exit(3)
+    }
+
+default:
+    fail("unknown mode \(mode)")
+}
