@@ -34,6 +34,9 @@ public final class Store: Sendable {
     let mutationQueue: MutationQueue
     /// Outcomes of mutations, for ``PendingMutation/outcome()``.
     let mutationOutcomes = OutcomeBoard()
+    /// Whether this store sends pending mutations: opened for writing and
+    /// ``Configuration/sendsMutations``.
+    let sendsMutations: Bool
     private let isClosing = Atomic<Bool>(false)
 
     /// Opens the store in `directory`, creating the directory and an empty store when missing.
@@ -80,6 +83,7 @@ public final class Store: Sendable {
             self.configuration = configuration
             self.dependencies = dependencies
             self.claimedPath = resolved
+            self.sendsMutations = create && configuration.sendsMutations
             // The hub and writer call back into the store weakly: they never outlive it.
             let box = WeakStore()
             self.hub = ObserverHub(read: { collection in
@@ -100,7 +104,7 @@ public final class Store: Sendable {
         }
         // Pending mutations found in the log are sent again (trigger: store open); a read-only
         // store cannot record their outcomes, so it never sends.
-        if create { kickMutationQueues() }
+        kickMutationQueues()
     }
 
     /// Opens the named databases, checks the format version, and finds the last LSN. An
@@ -195,7 +199,9 @@ public final class Store: Sendable {
             throw StoreError(error, doing: "reading \(collection)")
         }
         let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
-        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending)
+        let waiting = Dictionary(uniqueKeysWithValues: read.pending.compactMap { id in self.waiting(for: id).map { (id, $0) } })
+        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending,
+                        waitingMutations: waiting)
     }
 
     /// The names of every collection an event has touched, sorted.
