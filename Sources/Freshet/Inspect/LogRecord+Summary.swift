@@ -3,7 +3,14 @@ import Foundation
 extension LogRecord {
     /// One line saying what the event did, for `freshet dump`, such as
     /// `page 0, 20 rows (1 … 20), next page follows, 200, ETag "9f…", 1.2 ms, 2,048 bytes`.
+    /// Row IDs, reasons, paths and every other string that came from a server or the log are
+    /// escaped by ``TerminalEscaping/escaped(_:)``: the summary never holds a control
+    /// character or a terminal escape, so it is always one line.
     public var summary: String {
+        TerminalEscaping.escaped(plainSummary)
+    }
+
+    private var plainSummary: String {
         switch event {
         case .fetched(let f):
             var parts: [String] = []
