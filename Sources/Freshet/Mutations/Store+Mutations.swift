@@ -221,18 +221,23 @@ extension Store {
         }
         let body = String(decoding: response.body.prefix(65_536), as: UTF8.self)
         let reason = "server answered \(status)"
-        let step = await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: status, reason: reason, body: response.body, affected: affected)),
-                                 collection: affected.first ?? queue, affected: affected,
-                                 outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(answered)", mutationID: id, status: status, body: body)))
-        // A 404 / 410 to an edit says the row is gone: the restored base row is out of date,
-        // so its collections refetch rather than show it until some later refresh.
-        if case .resolved = step, status == 404 || status == 410 {
+        // A 404 / 410 to an edit says the row is gone: the restored base row is out of date, so
+        // its collections are invalidated in the same commit and refetch rather than show it
+        // until some later refresh.
+        let gone = status == 404 || status == 410
+        var invalidations: [(collection: String, event: Event)] = []
+        if gone {
             for collection in affected {
-                do {
-                    try await invalidate(collection, reason: "\(mutation.name) \(id): \(answered)")
-                } catch {
-                    // The store closed or is full; the collection refetches when its freshness runs out.
-                }
+                refreshes.bumpGeneration(collection)
+                invalidations.append((collection, .invalidated(Event.Invalidated(reason: "\(mutation.name) \(id): \(answered)"))))
+            }
+        }
+        let step = await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: status, reason: reason, body: response.body, affected: affected)),
+                                 collection: affected.first ?? queue, affected: affected, then: invalidations,
+                                 outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(answered)", mutationID: id, status: status, body: body)))
+        if case .resolved = step {
+            for (collection, _) in invalidations where hub.observedCollections.contains(collection) {
+                if let resource = refreshes.resource(for: collection) { startBackgroundRefresh(resource) }
             }
         }
         return step
@@ -288,9 +293,12 @@ extension Store {
 
     /// Appends the resolving event and tells whoever waits. When it cannot be appended (map
     /// full, storage error) the mutation stays pending and the queue waits for a trigger.
-    private func resolve(_ id: MutationID, _ event: Event, collection: String, affected: [String], outcome: Result<MutationOutcome, MutationError>) async -> MutationQueue.Step {
+    /// `then` are events committed in the same transaction, after it.
+    private func resolve(_ id: MutationID, _ event: Event, collection: String, affected: [String], then: [(collection: String, event: Event)] = [],
+                         outcome: Result<MutationOutcome, MutationError>) async -> MutationQueue.Step {
         do {
-            let lsn = try await append(event, to: collection)
+            // The outcome's LSN (a confirmation's) is the last one: confirmations append nothing after.
+            let lsn = try await append([(collection, event)] + then)
             mutationOutcomes.resolve(id, with: outcome.map { var o = $0; o.lsn = lsn; return o })
             return .resolved
         } catch where error.code == .closed {
