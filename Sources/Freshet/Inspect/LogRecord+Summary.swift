@@ -44,7 +44,8 @@ extension LogRecord {
             }
             return "\(m.name) \(p.id): \(ops.joined(separator: ", ")); \(m.request.method) \(m.request.path) (queue \(m.queue))"
         case .mutationConfirmed(let c):
-            var parts = ["\(c.id) confirmed, \(c.status)"]
+            // A confirmation with 404 / 410 is a DELETE of something already gone (docs/mutations.md §9b).
+            var parts = ["\(c.id) confirmed, \(c.status)\(c.status == 404 || c.status == 410 ? " (already gone)" : "")"]
             parts += c.idMappings.map { "\($0.collection)/\($0.provisionalID) → \($0.serverID)" }
             if !c.rows.isEmpty { parts.append("\(c.rows.count) server row\(c.rows.count == 1 ? "" : "s")") }
             if !c.invalidates.isEmpty { parts.append("invalidates \(c.invalidates.joined(separator: ", "))") }

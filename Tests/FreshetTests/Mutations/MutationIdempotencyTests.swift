@@ -32,7 +32,27 @@ extension MutationTests {
                     #expect(confirmed.status == status)
                     #expect(confirmed.affected == ["todos"])
                 }
+                #expect(try store.allRecords().last?.summary == "\(pending.id) confirmed, \(status) (already gone)")
                 #expect(world.requests(.delete).count == 1)
+            }
+        }
+
+        @Test("a 201 whose row ID no row can have (300 bytes) confirms as malformedConfirmation and invalidates todos; the queue goes on")
+        func unusableServerIDDoesNotHoldTheQueue() async throws {
+            let world = MutationWorld()
+            let longID = String(repeating: "x", count: 300)
+            world.transport.on(.post, "/todos", reply: .json(#"{"id":"\#(longID)","title":"Buy milk"}"#, status: 201), .json(todoJSON(202, "Second"), status: 201))
+            try await world.withStore { store in
+                store.register(todosResource)
+                let first = try await store.mutate(try createTodo("tmp-1", "Buy milk"))
+                let second = try await store.mutate(try createTodo("tmp-2", "Second"))
+                let error = try #require(await settle(first).error)
+                #expect(error.code == .malformedConfirmation)
+                #expect(error.status == 201)
+                #expect(try await second.outcome().serverID == "202")
+                #expect(try store.pendingMutations().isEmpty)
+                #expect(try store.snapshot("todos").syncMark?.invalidatedAt != nil)
+                #expect(try store.mutationEvents().map(\.event.kind.name) == ["mutationProposed", "mutationProposed", "mutationConfirmed", "mutationConfirmed"])
             }
         }
 
