@@ -52,7 +52,7 @@ public struct Tool {
                     if options.json {
                         standardOutput(Self.jsonLine(["lsn": lsn.rawValue, "kind": "unreadable", "error": error.message]))
                     } else {
-                        standardOutput("\(Self.pad(lsn.description, 6))  UNREADABLE  \(error.message)")
+                        standardOutput("\(Self.pad(lsn.description, 6))  UNREADABLE  \(TerminalEscaping.escaped(error.message))")
                     }
                 }
                 return true
@@ -69,7 +69,9 @@ public struct Tool {
     }
 
     static func textLine(_ r: LogRecord) -> String {
-        "\(pad(r.lsn.description, 6))  \(LogRecord.iso8601(r.timestamp))  \(r.kind.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(r.collection.padding(toLength: max(14, r.collection.count), withPad: " ", startingAt: 0))  \(r.summary)"
+        // The collection name comes from the log file: escaped like the summary (one line, always).
+        let collection = TerminalEscaping.escaped(r.collection)
+        return "\(pad(r.lsn.description, 6))  \(LogRecord.iso8601(r.timestamp))  \(r.kind.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(collection.padding(toLength: max(14, collection.count), withPad: " ", startingAt: 0))  \(r.summary)"
     }
 
     static func jsonLine(_ object: [String: Any]) -> String {

@@ -585,6 +585,22 @@ def encode_record(lsn, micros, kind, collection, event):
     return body + struct.pack(">I", crc32c(body))
 
 
+def escaped(text):
+    """Like Swift's TerminalEscaping.escaped: one record stays one line, no terminal escapes."""
+    names = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
+    out = []
+    for ch in text:
+        c = ord(ch)
+        if ch in names:
+            out.append(names[ch])
+        elif c <= 0x1F or 0x7F <= c <= 0x9F or c in (0x061C, 0x200E, 0x200F) \
+                or 0x2028 <= c <= 0x202E or 0x2066 <= c <= 0x2069:
+            out.append("\\u{%X}" % c)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def summary(r):
     e, k = r["event"], r["kind"]
     if k == "fetched":
@@ -1075,7 +1091,7 @@ def dump(directory, args):
             if "--json" in args:
                 print(to_json(r))
             else:
-                print("%6d  %s  %-18s %-14s  %s" % (lsn, iso(r["timestampMicros"]), r["kind"], r["collection"], summary(r)))
+                print("%6d  %s  %-18s %-14s  %s" % (lsn, iso(r["timestampMicros"]), r["kind"], escaped(r["collection"]), escaped(summary(r))))
     return 1 if problems else 0
 
 
@@ -1108,7 +1124,7 @@ def show_pending(env, dbs):
         for key, mid in txn.cursor(db=dbs["pending"]):
             (lsn,) = struct.unpack(">Q", key)
             r = decode_record(txn.get(key, db=dbs["log"]), expected_lsn=lsn)
-            print("pending mutation %s at LSN %d: %s" % (show_id(bytes(mid)), lsn, summary(r)))
+            print("pending mutation %s at LSN %d: %s" % (show_id(bytes(mid)), lsn, escaped(summary(r))))
 
 
 def older_mark_matches(stored, replayed):

@@ -3,7 +3,14 @@ import Foundation
 extension LogRecord {
     /// One line saying what the event did, for `freshet dump`, such as
     /// `page 0, 20 rows (1 … 20), next page follows, 200, ETag "9f…", 1.2 ms, 2,048 bytes`.
+    /// Row IDs, reasons, paths and every other string that came from a server or the log are
+    /// escaped by ``TerminalEscaping/escaped(_:)``: the summary never holds a control
+    /// character or a terminal escape, so it is always one line.
     public var summary: String {
+        TerminalEscaping.escaped(plainSummary)
+    }
+
+    private var plainSummary: String {
         switch event {
         case .fetched(let f):
             var parts: [String] = []
@@ -37,7 +44,8 @@ extension LogRecord {
             }
             return "\(m.name) \(p.id): \(ops.joined(separator: ", ")); \(m.request.method) \(m.request.path) (queue \(m.queue))"
         case .mutationConfirmed(let c):
-            var parts = ["\(c.id) confirmed, \(c.status)"]
+            // A confirmation with 404 / 410 is a DELETE of something already gone (docs/mutations.md §9b).
+            var parts = ["\(c.id) confirmed, \(c.status)\(c.status == 404 || c.status == 410 ? " (already gone)" : "")"]
             parts += c.idMappings.map { "\($0.collection)/\($0.provisionalID) → \($0.serverID)" }
             if !c.rows.isEmpty { parts.append("\(c.rows.count) server row\(c.rows.count == 1 ? "" : "s")") }
             if !c.invalidates.isEmpty { parts.append("invalidates \(c.invalidates.joined(separator: ", "))") }

@@ -7,9 +7,9 @@ public struct MutationError: Error, Sendable, Hashable, CustomStringConvertible 
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        /// The server answered a status that is not 2xx, 5xx, 408 or 429 (a 4xx, or a 401 even
-        /// after one token renewal); the mutation was rolled back (``MutationError/status`` and
-        /// ``MutationError/body`` say how).
+        /// The server answered a 4xx other than 401, 407, 408 and 429 (and other than 404 or
+        /// 410 to a `DELETE`, which confirm it); the mutation was rolled back
+        /// (``MutationError/status`` and ``MutationError/body`` say how). Final.
         public static let rejected = Code(rawValue: "rejected")
         /// It depended on a mutation (a provisional ID) that was rolled back; rolled back too.
         public static let dependencyRolledBack = Code(rawValue: "dependencyRolledBack")
@@ -20,13 +20,15 @@ public struct MutationError: Error, Sendable, Hashable, CustomStringConvertible 
         /// An op names a collection the store has never seen (no event, no registered
         /// resource): usually a typo. Register the resource first.
         public static let unknownCollection = Code(rawValue: "unknownCollection")
-        /// The mutation is malformed: an empty request path, a bad collection name or row ID,
-        /// an ID that was used before, or (at send time, then rolled back) a request that
-        /// cannot be built.
+        /// The mutation is malformed (thrown by ``Store/mutate(_:)``, nothing appended): an
+        /// empty request path, a bad collection name or row ID, an ID that was used before. A
+        /// request that cannot be built at send time is not this: the mutation waits
+        /// (``MutationWait/Code/invalidRequest``).
         public static let invalidMutation = Code(rawValue: "invalidMutation")
         /// Waiting for the outcome was cancelled; the mutation itself stays queued.
         public static let cancelled = Code(rawValue: "cancelled")
-        /// The store could not append (closed, full, storage error).
+        /// The store could not append (closed, full, storage error), or closed while
+        /// ``PendingMutation/outcome()`` waited (the mutation stays queued).
         public static let storage = Code(rawValue: "storage")
 
         public static func ~= (code: Code, error: any Error) -> Bool {

@@ -20,6 +20,10 @@ final class MutationQueue: Sendable {
         case resolved
         /// Not sent or not answered (offline, 5xx, 408, 429): try again after the delay.
         case retry(after: Duration, error: String)
+        /// Not sent for a local reason that no timer can change (no base URL, a request that
+        /// cannot be built, credentials the server refuses): the mutation stays pending and
+        /// the queue idles until the next trigger.
+        case wait
         /// The store closed.
         case stop
     }
@@ -73,7 +77,10 @@ final class MutationQueue: Sendable {
     private func drain(_ queue: String) async {
         var attempt = 1
         while !isStopped.load(ordering: .acquiring) {
-            guard let step = await sendFirst(queue, attempt) else {
+            switch await sendFirst(queue, attempt) {
+            case nil, .wait?:
+                // Empty, or held for a local reason: idle until a trigger (one that came
+                // during this attempt makes the loop look again now).
                 let again = queues.withLock { q -> Bool in
                     if q[queue]?.rerun == true {
                         q[queue]?.rerun = false
@@ -84,14 +91,12 @@ final class MutationQueue: Sendable {
                 }
                 if again { continue }
                 return
-            }
-            switch step {
-            case .resolved:
+            case .resolved?:
                 attempt = 1
-            case .stop:
+            case .stop?:
                 queues.withLock { $0[queue]?.running = false }
                 return
-            case .retry(let delay, _):
+            case .retry(let delay, _)?:
                 attempt += 1
                 let clock = self.clock
                 let sleeper = Task {

@@ -13,6 +13,8 @@ public struct QueuedMutation: Sendable, Hashable {
     public var attempts: Int
     /// The last attempt's failure, if any.
     public var lastError: String?
+    /// Why it is still pending (see ``MutationWait``); nil before this process tried it.
+    public var waiting: MutationWait? = nil
 }
 
 extension Store {
@@ -53,7 +55,7 @@ extension Store {
             let code: MutationError.Code = error.code == .invalidEvent || error.code == .invalidName ? .invalidMutation : .storage
             throw MutationError(code, error.message, mutationID: id)
         }
-        if configuration.sendsMutations { mutationQueue.kick(mutation.queue) }
+        if sendsMutations { mutationQueue.kick(mutation.queue) }
         return PendingMutation(id: id, lsn: lsn, board: mutationOutcomes)
     }
 
@@ -64,7 +66,8 @@ extension Store {
             return try env.read { txn in
                 try overlay.pending(state: state, in: txn).map { lsn, p in
                     let progress = mutationQueue.progress(p.id, queue: p.mutation.queue)
-                    return QueuedMutation(id: p.id, name: p.mutation.name, queue: p.mutation.queue, lsn: lsn, attempts: progress.attempts, lastError: progress.lastError)
+                    return QueuedMutation(id: p.id, name: p.mutation.name, queue: p.mutation.queue, lsn: lsn, attempts: progress.attempts, lastError: progress.lastError,
+                                          waiting: waiting(for: p.id))
                 }
             }
         } catch {
@@ -84,9 +87,27 @@ extension Store {
         refreshes.register(resource)
     }
 
+    /// Sends pending mutations now: wakes every queue, cutting a backoff short and retrying
+    /// mutations that wait for a trigger (``MutationWait/Retry/onTrigger``), for example after
+    /// the user signed in again. ``didBecomeActive()`` and ``networkDidBecomeReachable()``
+    /// do this too. Returns at once; ``PendingMutation/outcome()`` waits for the answers.
+    public func sendPendingMutations() {
+        kickMutationQueues()
+    }
+
+    /// Why the pending mutation `id` is not resolved yet, as observers see it: what this
+    /// store's last attempt ran into, or ``MutationWait/Code/notSending`` for a store that
+    /// does not send mutations.
+    func waiting(for id: MutationID) -> MutationWait? {
+        guard sendsMutations else {
+            return MutationWait(.notSending, "this store does not send mutations (opened read-only, or Configuration.sendsMutations is false)", retry: .onTrigger)
+        }
+        return mutationOutcomes.waiting(id)
+    }
+
     /// Wakes every queue that has pending mutations.
     func kickMutationQueues() {
-        guard configuration.sendsMutations else { return }
+        guard sendsMutations else { return }
         do {
             for queue in Set(try pendingMutations().map(\.queue)) { mutationQueue.kick(queue) }
         } catch {
@@ -97,6 +118,10 @@ extension Store {
     // MARK: Sending
 
     /// Sends the first pending mutation of `queue` once; nil when the queue is empty.
+    ///
+    /// Only the server may reject a mutation: a reason on this side (no base URL, a request
+    /// that cannot be built, no usable token, offline, a 5xx) keeps it pending with a
+    /// ``MutationWait`` that observers see, never appends `mutationRolledBack`.
     func sendFirstMutation(queue: String, attempt: Int) async -> MutationQueue.Step? {
         do {
             try checkOpen()
@@ -114,23 +139,39 @@ extension Store {
         let mutation = first.proposal.mutation
         let affected = Array(Set(mutation.ops.map(\.collection))).sorted()
 
-        // A provisional ID whose creating mutation was rolled back: this one cannot succeed.
+        /// Keeps the mutation pending and tries again after the backoff (or `delay`).
+        func retry(_ message: String, after delay: Duration? = nil) -> MutationQueue.Step {
+            let delay = delay ?? configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval())
+            mutationQueue.recordAttempt(id, queue: queue, error: message)
+            hold(id, MutationWait(.retrying, message, retry: .after(delay)), affected: affected)
+            return .retry(after: delay, error: message)
+        }
+        /// Keeps the mutation pending until the next trigger.
+        func wait(_ code: MutationWait.Code, _ message: String) -> MutationQueue.Step {
+            mutationQueue.recordAttempt(id, queue: queue, error: message)
+            hold(id, MutationWait(code, message, retry: .onTrigger), affected: affected)
+            return .wait
+        }
+
+        // A provisional ID whose creating mutation the server rejected: this one cannot
+        // succeed. (That rollback came from a server answer, so this one does too.)
         if let dead = first.mappings.first(where: { $0.value.isEmpty && Self.mentions(mutation.request, $0.key) }) {
             let reason = "depends on provisional ID \(dead.key), whose mutation was rolled back"
             return await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: nil, reason: reason, affected: affected)),
-                                 collection: affected.first ?? queue, outcome: .failure(MutationError(.dependencyRolledBack, "\(mutation.name): \(reason)", mutationID: id)))
+                                 collection: affected.first ?? queue, affected: affected,
+                                 outcome: .failure(MutationError(.dependencyRolledBack, "\(mutation.name): \(reason)", mutationID: id)))
+        }
+        let url: URL
+        switch requestURL(mutation, mappings: first.mappings.filter { !$0.value.isEmpty }) {
+        case .url(let u): url = u
+        case .held(let held): return wait(held.code, held.message)
         }
         let request: HTTPRequest
         do {
-            request = try await buildRequest(mutation, id: id, mappings: first.mappings.filter { !$0.value.isEmpty })
-        } catch where error.code == .storage {
-            // The token provider failed: that may pass, so the mutation waits and tries again.
-            mutationQueue.recordAttempt(id, queue: queue, error: error.message)
-            return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: error.message)
+            request = try await buildRequest(mutation, id: id, url: url, mappings: first.mappings.filter { !$0.value.isEmpty })
         } catch {
-            let reason = "cannot build the request: \(error.message)"
-            return await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: nil, reason: reason, affected: affected)),
-                                 collection: affected.first ?? queue, outcome: .failure(MutationError(.invalidMutation, "\(mutation.name): \(reason)", mutationID: id)))
+            // The token provider failed: that may pass, so the mutation waits and tries again.
+            return retry(error.message)
         }
         var response: HTTPResponse
         do throws(TransportError) {
@@ -140,42 +181,72 @@ extension Store {
                 do {
                     try await renewToken(after: request)
                 } catch {
-                    mutationQueue.recordAttempt(id, queue: queue, error: "renewing the token failed: \(error)")
-                    return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "renewing the token failed")
+                    return retry("renewing the token failed: \(error)")
                 }
                 var renewed = request
                 do {
                     try await authorize(&renewed.headers)
                 } catch {
-                    mutationQueue.recordAttempt(id, queue: queue, error: "the token provider failed: \(error)")
-                    return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "the token provider failed")
+                    return retry("the token provider failed: \(error)")
                 }
                 response = try await dependencies.transport.send(renewed)
             }
         } catch {
             if error.code == .cancelled { return .stop }
-            mutationQueue.recordAttempt(id, queue: queue, error: error.message)
-            return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: error.message)
+            return retry(error.message)
         }
         let status = response.status
+        let answered = "\(mutation.request.method) \(request.url.absoluteString) answered \(status)"
         if (200..<300).contains(status) {
-            return await confirm(first.proposal, response: response, affected: affected, queue: queue)
+            return await confirm(first.proposal, response: response, kind: .applied, affected: affected, queue: queue)
+        }
+        // DELETE is idempotent (RFC 9110 §9.2.2): 404 (§15.5.5) or 410 (§15.5.11) means the
+        // resource is gone, which is what the delete asked for — a retry after a lost
+        // response, or a row someone else deleted. Confirmed; the row stays deleted.
+        if mutation.request.method == .delete, status == 404 || status == 410 {
+            return await confirm(first.proposal, response: response, kind: .alreadyGone, affected: affected, queue: queue)
         }
         if status >= 500 || status == 408 || status == 429 {
-            let message = "\(mutation.request.method) \(request.url.absoluteString) answered \(status)"
-            mutationQueue.recordAttempt(id, queue: queue, error: message)
-            var delay = configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval())
+            var delay: Duration?
             if let retryAfter = RetryAfter(headers: response.headers, now: dependencies.now()) {
                 // Mutations are never dropped: an absurd Retry-After is capped, not obeyed.
                 delay = min(max(retryAfter.delay(from: dependencies.now()), .zero), configuration.retry.maxRetryAfter)
             }
-            return .retry(after: delay, error: message)
+            return retry(answered, after: delay)
+        }
+        // 401 / 407 judge the credentials, not the mutation (RFC 9110 §15.5.2, §15.5.8).
+        if status == 401 || status == 407 {
+            let why = configuration.authentication == nil ? "no token provider is configured (Configuration.authentication)" : "the renewed token was refused too"
+            return wait(.unauthorized, "\(answered); \(why)")
         }
         let body = String(decoding: response.body.prefix(65_536), as: UTF8.self)
         let reason = "server answered \(status)"
-        return await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: status, reason: reason, body: response.body, affected: affected)),
-                             collection: affected.first ?? queue,
-                             outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(mutation.request.method) \(request.url.absoluteString) answered \(status)", mutationID: id, status: status, body: body)))
+        // A 404 / 410 to an edit says the row is gone: the restored base row is out of date, so
+        // its collections are invalidated in the same commit and refetch rather than show it
+        // until some later refresh.
+        let gone = status == 404 || status == 410
+        var invalidations: [(collection: String, event: Event)] = []
+        if gone {
+            for collection in affected {
+                refreshes.bumpGeneration(collection)
+                invalidations.append((collection, .invalidated(Event.Invalidated(reason: "\(mutation.name) \(id): \(answered)"))))
+            }
+        }
+        let step = await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: status, reason: reason, body: response.body, affected: affected)),
+                                 collection: affected.first ?? queue, affected: affected, then: invalidations,
+                                 outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(answered)", mutationID: id, status: status, body: body)))
+        if case .resolved = step {
+            for (collection, _) in invalidations where hub.observedCollections.contains(collection) {
+                if let resource = refreshes.resource(for: collection) { startBackgroundRefresh(resource) }
+            }
+        }
+        return step
+    }
+
+    /// Records why `id` is still pending and, when that changed, lets observers of its
+    /// collections see it (``Snapshot/waitingMutations``).
+    private func hold(_ id: MutationID, _ wait: MutationWait, affected: [String]) {
+        if mutationOutcomes.setWaiting(id, wait) { hub.publish(affected) }
     }
 
     /// The queue's first unresolved proposal and the ID mappings of the collections it touches.
@@ -186,15 +257,16 @@ extension Store {
         }
     }
 
-    private func confirm(_ proposal: Event.MutationProposed, response: HTTPResponse, affected: [String], queue: String) async -> MutationQueue.Step {
+    private func confirm(_ proposal: Event.MutationProposed, response: HTTPResponse, kind: MutationOutcome.Kind, affected: [String], queue: String) async -> MutationQueue.Step {
         let id = proposal.id
         let mutation = proposal.mutation
         var rows: [(collection: String, row: Row)] = []
         var mappings: [Event.MutationConfirmed.IDMapping] = []
         var invalidates = mutation.invalidates
         var failure: MutationError?
-        if case .responseRow(let collection, let provisionalID, let idField) = mutation.confirmation {
-            switch Self.serverRow(response.body, idField: idField) {
+        // An `alreadyGone` answer (a DELETE's 404 / 410) carries no row to fold.
+        if kind == .applied, case .responseRow(let collection, let provisionalID, let idField) = mutation.confirmation {
+            switch Self.serverRow(response.body, idField: idField, collection: collection) {
             case .success(let row):
                 rows.append((collection, row))
                 if row.id != provisionalID {
@@ -208,11 +280,11 @@ extension Store {
         }
         let event = Event.MutationConfirmed(id: id, status: response.status, rows: rows, idMappings: mappings, invalidates: invalidates, affected: affected)
         let outcome: Result<MutationOutcome, MutationError> = failure.map { .failure($0) }
-            ?? .success(MutationOutcome(id: id, status: response.status, rows: rows.map(\.row), serverID: mappings.first?.serverID, lsn: .zero))
+            ?? .success(MutationOutcome(id: id, status: response.status, kind: kind, rows: rows.map(\.row), serverID: mappings.first?.serverID, lsn: .zero))
         // Before the commit, as invalidate() does: a refresh asked for once observers show the
         // confirmation must not join a request that started before it.
         for collection in invalidates { refreshes.bumpGeneration(collection) }
-        let step = await resolve(id, .mutationConfirmed(event), collection: affected.first ?? queue, outcome: outcome)
+        let step = await resolve(id, .mutationConfirmed(event), collection: affected.first ?? queue, affected: affected, outcome: outcome)
         for collection in invalidates {
             if hub.observedCollections.contains(collection), let resource = refreshes.resource(for: collection) {
                 startBackgroundRefresh(resource)
@@ -221,24 +293,38 @@ extension Store {
         return step
     }
 
-    /// Appends the resolving event and tells whoever waits.
-    private func resolve(_ id: MutationID, _ event: Event, collection: String, outcome: Result<MutationOutcome, MutationError>) async -> MutationQueue.Step {
+    /// Appends the resolving event and tells whoever waits. When it cannot be appended (map
+    /// full, storage error) the mutation stays pending and the queue waits for a trigger.
+    /// `then` are events committed in the same transaction, after it.
+    private func resolve(_ id: MutationID, _ event: Event, collection: String, affected: [String], then: [(collection: String, event: Event)] = [],
+                         outcome: Result<MutationOutcome, MutationError>) async -> MutationQueue.Step {
         do {
-            let lsn = try await append(event, to: collection)
+            // The outcome's LSN (a confirmation's) is the last one: confirmations append nothing after.
+            let lsn = try await append([(collection, event)] + then)
             mutationOutcomes.resolve(id, with: outcome.map { var o = $0; o.lsn = lsn; return o })
             return .resolved
-        } catch {
+        } catch where error.code == .closed {
             return .stop
+        } catch {
+            hold(id, MutationWait(.storage, "recording the \(event.kind.name) failed: \(error.message)", retry: .onTrigger), affected: affected)
+            return .wait
         }
     }
 
     /// The server's row from a response body: a JSON object with an ID under `idField`,
-    /// read by the same row extraction refreshes use (sorted keys, values unchanged).
-    static func serverRow(_ body: Data, idField: String) -> Result<Row, RowExtraction.Failure> {
+    /// read by the same row extraction refreshes use (sorted keys, values unchanged). An ID
+    /// no row of `collection` can have (empty, too long) is a failure, so it cannot make
+    /// the confirmation unappendable and hold the queue.
+    static func serverRow(_ body: Data, idField: String, collection: String) -> Result<Row, RowExtraction.Failure> {
         let document = Resource(collection: "confirmation", path: "", rows: .document, id: .field(idField))
         do throws(RowExtraction.Failure) {
             guard let row = try RowExtraction.extract(body, for: document).rows.first else {
                 return .failure(RowExtraction.Failure(reason: "the answer holds no row"))
+            }
+            do {
+                try Keys.validate(rowID: row.id, in: collection)
+            } catch {
+                return .failure(RowExtraction.Failure(reason: error.message))
             }
             return .success(row)
         } catch {
@@ -281,17 +367,38 @@ extension Store {
         }
     }
 
-    /// The request to send: the path and body with confirmed provisional IDs replaced, the
-    /// mutation ID as `Idempotency-Key`, JSON content type, and the bearer token.
-    private func buildRequest(_ mutation: Mutation, id: MutationID, mappings: [String: String]) async throws(StoreError) -> HTTPRequest {
+    /// The URL to send `mutation` to: its path with confirmed provisional IDs replaced,
+    /// resolved against ``Configuration/baseURL``; why not, when this configuration cannot
+    /// make an http(s) URL of it (the mutation then waits; it is not rejected).
+    private func requestURL(_ mutation: Mutation, mappings: [String: String]) -> RequestTarget {
         var path = mutation.request.path
-        var body = mutation.request.body
         for (provisional, server) in mappings where Self.mentions(mutation.request, provisional) {
             path = path.split(separator: "/", omittingEmptySubsequences: false).map { $0 == provisional ? server : String($0) }.joined(separator: "/")
-            if let b = body { body = Self.substitute(provisional, with: server, in: b) }
         }
-        guard let url = URL(string: path, relativeTo: configuration.baseURL)?.absoluteURL, url.scheme == "http" || url.scheme == "https" else {
-            throw StoreError(.invalidEvent, "\(path.debugDescription) is not an http(s) URL")
+        let named = "\(mutation.request.method) \(path.debugDescription)"
+        if URL(string: path)?.scheme == nil, configuration.baseURL == nil {
+            return .held(MutationWait(.noBaseURL, "\(named) is a relative path and the configuration has no baseURL; it is sent once the store is opened with one", retry: .onTrigger))
+        }
+        guard let url = URL(string: path, relativeTo: configuration.baseURL)?.absoluteURL, url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            let base = configuration.baseURL.map { " against \($0.absoluteString)" } ?? ""
+            return .held(MutationWait(.invalidRequest, "\(named) does not make an http(s) URL\(base)", retry: .onTrigger))
+        }
+        return .url(url)
+    }
+
+    /// Where a mutation's request goes, or why it cannot go anywhere yet.
+    enum RequestTarget {
+        case url(URL)
+        case held(MutationWait)
+    }
+
+    /// The request to send to `url`: the body with confirmed provisional IDs replaced, the
+    /// mutation ID as `Idempotency-Key`, JSON content type, and the bearer token.
+    /// - Throws: ``StoreError/storage`` when the token provider fails.
+    private func buildRequest(_ mutation: Mutation, id: MutationID, url: URL, mappings: [String: String]) async throws(StoreError) -> HTTPRequest {
+        var body = mutation.request.body
+        for (provisional, server) in mappings where Self.mentions(mutation.request, provisional) {
+            if let b = body { body = Self.substitute(provisional, with: server, in: b) }
         }
         var headers = defaultHeaders()
         for (name, value) in mutation.request.headers.sorted(by: { $0.key < $1.key }) { headers.set(name: name, value: value) }

@@ -12,18 +12,20 @@ final class ObserverHub: Sendable {
     }
 
     /// What distinguishes one emission from the next: the commit it reflects (the
-    /// collection's last LSN), its pending overlay and its status. Deliveries that would repeat
+    /// collection's last LSN), its pending overlay (and why any of it waits) and its status. Deliveries that would repeat
     /// the last one sent (a status publication that finds nothing new) are skipped, so every
     /// commit that touches the collection is seen once and a 304 differs from the stored
     /// rows only in its LSN and status.
     private struct Shown: Sendable, Equatable {
         var lsn: LSN
         var pending: [MutationID]
+        var waiting: [MutationID: MutationWait]
         var status: Snapshot.Status
 
         init(_ s: Snapshot) {
             lsn = s.lsn
             pending = s.pendingMutations
+            waiting = s.waitingMutations
             status = s.status
         }
     }

@@ -17,14 +17,19 @@ public struct Snapshot: Sendable, Hashable {
     public let lsn: LSN
     /// The unresolved mutations applied on top of the server's rows, in LSN order.
     public let pendingMutations: [MutationID]
+    /// Why some of ``pendingMutations`` are not resolved yet: the ones whose last attempt
+    /// could not be sent or got no answer (no base URL, offline, 5xx, …). A pending mutation
+    /// absent here has not been tried by this process yet, or is being sent.
+    public let waitingMutations: [MutationID: MutationWait]
 
-    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, lsn: LSN, pendingMutations: [MutationID] = []) {
+    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, lsn: LSN, pendingMutations: [MutationID] = [], waitingMutations: [MutationID: MutationWait] = [:]) {
         self.collection = collection
         self.rows = rows
         self.syncMark = syncMark
         self.status = status
         self.lsn = lsn
         self.pendingMutations = pendingMutations
+        self.waitingMutations = waitingMutations
     }
 
     /// Decodes every row as `T`, in order.

@@ -37,6 +37,9 @@ public final class Store: Sendable {
     let mutationQueue: MutationQueue
     /// Outcomes of mutations, for ``PendingMutation/outcome()``.
     let mutationOutcomes = OutcomeBoard()
+    /// Whether this store sends pending mutations: opened for writing and
+    /// ``Configuration/sendsMutations``.
+    let sendsMutations: Bool
     private let isClosing = Atomic<Bool>(false)
     /// Polls for other processes' events (``Configuration/externalChangeCheckInterval``).
     private let externalChangePoller = Mutex<Task<Void, Never>?>(nil)
@@ -108,6 +111,7 @@ public final class Store: Sendable {
             self.configuration = configuration
             self.dependencies = dependencies
             self.claimed = claimed
+            self.sendsMutations = create && configuration.sendsMutations
             // The hub and writer call back into the store weakly: they never outlive it.
             let box = WeakStore()
             self.hub = ObserverHub(read: { collection in
@@ -129,7 +133,7 @@ public final class Store: Sendable {
         }
         // Pending mutations found in the log are sent again (trigger: store open); a read-only
         // store cannot record their outcomes, so it never sends.
-        if create { kickMutationQueues() }
+        kickMutationQueues()
         if let interval = configuration.externalChangeCheckInterval { startPollingForExternalChanges(every: interval) }
     }
 
@@ -261,7 +265,9 @@ public final class Store: Sendable {
             throw StoreError(error, doing: "reading \(collection)")
         }
         let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
-        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending)
+        let waiting = Dictionary(uniqueKeysWithValues: read.pending.compactMap { id in self.waiting(for: id).map { (id, $0) } })
+        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending,
+                        waitingMutations: waiting)
     }
 
     /// The names of every collection an event has touched, sorted.

@@ -1,0 +1,50 @@
+/// Makes text that came from a server or from a log file safe to print as part of one line
+/// on a terminal, as `freshet dump` does with collection names, row IDs, reasons, paths and
+/// every other string a server could choose.
+///
+/// ```swift
+/// TerminalEscaping.escaped("todo\u{1B}[31m\n2")   // todo\u{1B}[31m\n2  (one line, no colour)
+/// ```
+public enum TerminalEscaping {
+    /// `text` with every character that could end the line, move the cursor or drive the
+    /// terminal written as a Swift-style escape, so one record stays one line and the text
+    /// shown is the text stored:
+    /// - `\n`, `\r`, `\t` and `\0` by name; other C0 controls U+0000–U+001F (ESC is
+    ///   `\u{1B}`, BEL `\u{7}`), DEL U+007F and the C1 controls U+0080–U+009F (U+009B is the
+    ///   8-bit CSI) as `\u{X}` with the scalar in uppercase hex;
+    /// - U+2028 and U+2029 (line and paragraph separators), and the bidirectional marks,
+    ///   embeddings, overrides and isolates U+061C, U+200E, U+200F, U+202A–U+202E and
+    ///   U+2066–U+2069 that reorder what a reader sees ("Trojan Source", CVE-2021-42574);
+    /// - `\` itself as `\\`, so an escape in the output always means an escaped character.
+    ///
+    /// Every other character, ASCII or not (`é`, `→`, `…`), is kept. Text with nothing to
+    /// escape is returned as it is.
+    public static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            guard needsEscape(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\0": result += "\\0"
+            default: result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            }
+        }
+        return result
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x5C, 0x7F...0x9F: true
+        case 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+}
