@@ -58,23 +58,26 @@ struct URLSessionTransportTests {
         ("../up?x=1", "http://127.0.0.1:8080/up?x=1"),
         (" https://other.example/a/ ", "https://other.example/a/"),
         ("//cdn.example/p", "http://cdn.example/p"),
+        ("http://user:secret@other.example:8081/x", "http://other.example:8081/x"),
     ])
     func redirectTarget(location: String, expected: String) throws {
         let responseURL = try #require(URL(string: "http://127.0.0.1:8080/api/pokemon"))
-        #expect(RedirectDelegate.target(location: location, responseURL: responseURL)?.absoluteString == expected)
+        #expect(URLSessionTransport.redirectTarget(location: location, responseURL: responseURL)?.absoluteString == expected)
     }
 
     @Test("leaves a redirect alone when there is no usable Location")
     func redirectWithoutLocation() throws {
         let responseURL = try #require(URL(string: "http://127.0.0.1:8080/api/pokemon"))
-        #expect(RedirectDelegate.target(location: nil, responseURL: responseURL) == nil)
-        #expect(RedirectDelegate.target(location: "  ", responseURL: responseURL) == nil)
-        #expect(RedirectDelegate.target(location: "/x", responseURL: nil) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: nil, responseURL: responseURL) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: "  ", responseURL: responseURL) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: "/x", responseURL: nil) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: "ftp://files.example/x", responseURL: responseURL) == nil)
     }
 
     @Test("uses 30 seconds and 6 connections per host by default")
     func defaults() {
-        #expect(URLSessionTransport().configuration == URLSessionTransport.Configuration(timeout: .seconds(30), maximumConnectionsPerHost: 6))
+        #expect(URLSessionTransport().configuration == URLSessionTransport.Configuration(timeout: .seconds(30), maximumConnectionsPerHost: 6,
+                                                                                        deadline: .seconds(300), maximumResponseBytes: 67_108_864))
     }
 
     @Test("throws cancelled without touching the network when the task is already cancelled")
@@ -140,11 +143,18 @@ struct URLSessionTransportLiveTests {
         }
     }
 
-    @Test("follows a redirect to the same path with a trailing slash and reports the final URL")
+    @Test("returns a redirect unfollowed; send(_:following:) follows it to the path with a trailing slash")
     func redirect() async throws {
         try await withFileServer(files: ["docs/index.html": "<p>docs</p>\n"]) { baseURL, _, _ in
             // http.server answers /docs with 301 Location: /docs/
-            let response = try await URLSessionTransport().send(HTTPRequest(url: baseURL.appending(path: "docs")))
+            let transport = URLSessionTransport()
+            let unfollowed = try await transport.send(HTTPRequest(url: baseURL.appending(path: "docs")))
+            #expect(unfollowed.status == 301)
+            #expect(unfollowed.headers["Location"] == "/docs/")
+            let followed = try await transport.send(HTTPRequest(url: baseURL.appending(path: "docs")), following: RedirectPolicy())
+            #expect(followed.redirects.map(\.absoluteString) == [baseURL.absoluteString + "docs/"])
+            #expect(followed.refusal == nil)
+            let response = followed.response
             #expect(response.status == 200)
             #expect(response.url.absoluteString == baseURL.absoluteString + "docs/")
             #expect(response.body == Data("<p>docs</p>\n".utf8))
