@@ -35,6 +35,9 @@ extension Store {
         guard !mutation.request.path.isEmpty else {
             throw MutationError(.invalidMutation, "mutation \(mutation.name) has no request path", mutationID: id)
         }
+        if let credential = credentialInMutation(mutation.request) {
+            throw MutationError(.invalidMutation, "mutation \(mutation.name) is not stored: \(credential)", mutationID: id)
+        }
         let known: Set<String>
         do {
             known = Set(try collections())
@@ -133,8 +136,10 @@ extension Store {
                                  collection: affected.first ?? queue, outcome: .failure(MutationError(.invalidMutation, "\(mutation.name): \(reason)", mutationID: id)))
         }
         var response: HTTPResponse
+        var refusal: RedirectRefusal?
         do throws(TransportError) {
-            response = try await dependencies.transport.send(request)
+            // Redirects: same-origin 307/308 keep method and body; anything else is refused (Store+Origin.swift).
+            (response, refusal) = try await exchange(request).unfollowed
             // A 401 renews the token once and sends again with the new one.
             if response.status == 401, let auth = configuration.authentication {
                 do {
@@ -150,7 +155,7 @@ extension Store {
                     mutationQueue.recordAttempt(id, queue: queue, error: "the token provider failed: \(error)")
                     return .retry(after: configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval()), error: "the token provider failed")
                 }
-                response = try await dependencies.transport.send(renewed)
+                (response, refusal) = try await exchange(renewed).unfollowed
             }
         } catch {
             if error.code == .cancelled { return .stop }
@@ -162,7 +167,7 @@ extension Store {
             return await confirm(first.proposal, response: response, affected: affected, queue: queue)
         }
         if status >= 500 || status == 408 || status == 429 {
-            let message = "\(mutation.request.method) \(request.url.absoluteString) answered \(status)"
+            let message = "\(mutation.request.method) \(logged(request.url)) answered \(status)"
             mutationQueue.recordAttempt(id, queue: queue, error: message)
             var delay = configuration.retry.delay(afterAttempt: attempt, random: dependencies.random.unitInterval())
             if let retryAfter = RetryAfter(headers: response.headers, now: dependencies.now()) {
@@ -172,10 +177,10 @@ extension Store {
             return .retry(after: delay, error: message)
         }
         let body = String(decoding: response.body.prefix(65_536), as: UTF8.self)
-        let reason = "server answered \(status)"
+        let reason = refusal.map { "server answered \(status): \($0.message)" } ?? "server answered \(status)"
         return await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: status, reason: reason, body: response.body, affected: affected)),
                              collection: affected.first ?? queue,
-                             outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(mutation.request.method) \(request.url.absoluteString) answered \(status)", mutationID: id, status: status, body: body)))
+                             outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(mutation.request.method) \(logged(request.url)) answered \(status)\(refusal.map { " (\($0.message))" } ?? "")", mutationID: id, status: status, body: body)))
     }
 
     /// The queue's first unresolved proposal and the ID mappings of the collections it touches.
