@@ -40,7 +40,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
 POKEMON_COUNT = 151
@@ -454,6 +454,8 @@ class App:
         /test/page?id=a&next=URL&style=body|link
                                            one page {"results":[{"id":a}],"next":URL|null}; with
                                            style=link the next URL is a Link rel="next" header
+        /test/page?pages=N[&page=K]        page K of N (row id pK); the next link repeats the
+                                           query with page=K+1 and sig=srv-SIGNED-<K+1>
         /test/big?bytes=N&chunked=1        a JSON page padded to at least N bytes; chunked: no
                                            Content-Length, sent in 64 KiB chunks
         /test/trickle?bytes=N&interval_ms=M
@@ -468,7 +470,15 @@ class App:
             if name == "page":
                 next_url = q.get("next") or None
                 style = q.get("style", "body")
-                page = {"results": [{"id": q.get("id", "1")}], "next": next_url if style == "body" else None}
+                row_id = q.get("id", "1")
+                if "pages" in q:
+                    # Carried paging, as signed-URL APIs do: the next link repeats this query
+                    # (tokens included) with page+1 and a server-made signature.
+                    number, count = int(q.get("page", "0")), int(q["pages"])
+                    row_id = "p%d" % number
+                    carried = dict(q, page=str(number + 1), sig="srv-SIGNED-%d" % (number + 1))
+                    next_url = "/test/page?" + urlencode(sorted(carried.items())) if number + 1 < count else None
+                page = {"results": [{"id": row_id}], "next": next_url if style == "body" else None}
                 extra = [("Link", '<%s>; rel="next"' % next_url)] if style == "link" and next_url else []
                 return json_response(200, page, extra)
             if name == "big":

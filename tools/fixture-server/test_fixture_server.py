@@ -526,6 +526,12 @@ class TestRouteTests(unittest.TestCase):
         status, headers, body = self.raw("GET", "/test/page?id=b&next=http%3A%2F%2Fo%2Fp&style=link")
         self.assertEqual((json.loads(body), headers["Link"]), ({"results": [{"id": "b"}], "next": None}, '<http://o/p>; rel="next"'))
 
+    def test_carried_paging_repeats_the_query_with_a_signature(self):
+        status, _, body = self.raw("GET", "/test/page?pages=2&access_token=t1")
+        self.assertEqual(json.loads(body), {"results": [{"id": "p0"}], "next": "/test/page?access_token=t1&page=1&pages=2&sig=srv-SIGNED-1"})
+        status, _, body = self.raw("GET", "/test/page?access_token=t1&page=1&pages=2&sig=srv-SIGNED-1")
+        self.assertEqual(json.loads(body), {"results": [{"id": "p1"}], "next": None})
+
     def test_big_is_valid_json_of_the_asked_size_with_or_without_content_length(self):
         status, headers, body = self.raw("GET", "/test/big?bytes=100000")
         self.assertEqual((status, len(body), headers["Content-Length"]), (200, 100000, "100000"))
