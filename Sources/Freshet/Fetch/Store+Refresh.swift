@@ -77,7 +77,7 @@ extension Store {
         do {
             mark = try snapshot(resource.collection).syncMark
         } catch {
-            throw FetchError(.storage, error.message, url: resource.path)
+            throw FetchError(.storage, error.message, url: urlRedaction.redact(resource.path))
         }
         guard freshness(of: resource.collection, mark: mark).isStale else { return nil }
         return try await refresh(resource)
