@@ -486,11 +486,16 @@ class App:
                 if size < 0 or size > 1 << 30:
                     raise ValueError("bytes out of range")
                 prefix, suffix = b'{"results":[{"id":"1","pad":"', b'"}],"next":null}'
-                body = prefix + b"x" * max(0, size - len(prefix) - len(suffix)) + suffix
+                pad = max(0, size - len(prefix) - len(suffix))
                 if q.get("chunked") == "1":
-                    chunks = (body[i:i + 65536] for i in range(0, len(body), 65536))
-                    return Response(200, b"", [("Content-Type", JSON_TYPE)], chunks=chunks)
-                return Response(200, body, [("Content-Type", JSON_TYPE)])
+                    # Made as it is sent, so a huge body never sits in the server's memory.
+                    def chunks(pad=pad, block=b"x" * 65536):
+                        yield prefix
+                        for start in range(0, pad, len(block)):
+                            yield block[:min(len(block), pad - start)]
+                        yield suffix
+                    return Response(200, b"", [("Content-Type", JSON_TYPE)], chunks=chunks())
+                return Response(200, prefix + b"x" * pad + suffix, [("Content-Type", JSON_TYPE)])
             if name == "trickle":
                 size = int(q.get("bytes", "100000"))
                 interval = int(q.get("interval_ms", "100")) / 1000.0

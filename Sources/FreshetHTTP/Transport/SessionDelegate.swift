@@ -31,6 +31,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         var response: URLResponse?
         var tooLarge = false
         var expired = false
+
+        /// How many more body bytes fit, or -1 once the limit was passed.
+        var room: Int { tooLarge ? -1 : limit - body.count }
     }
 
     private let exchanges = Mutex<[Int: Exchange]>([:])
@@ -96,15 +99,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overLimit = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
-            if data.count > exchange.limit - exchange.body.count {
+            let id = dataTask.taskIdentifier
+            // Only scalars are read: a binding to the exchange would share the body's buffer,
+            // and the append below would copy the whole body each time.
+            guard let room = exchanges[id]?.room, room >= 0 else { return false }
+            if data.count > room {
                 // Stop buffering here: the rest is never kept.
-                exchange.tooLarge = true
-            } else {
-                exchange.body.append(data)
+                exchanges[id]?.tooLarge = true
+                return true
             }
-            exchanges[dataTask.taskIdentifier] = exchange
-            return exchange.tooLarge
+            // Appended in place (through the dictionary's accessor): a copy of the exchange
+            // would make every append copy the whole body so far.
+            exchanges[id]?.body.append(data)
+            return false
         }
         if overLimit { dataTask.cancel() }
     }
