@@ -31,7 +31,8 @@ extension Store {
     ///
     /// - Throws: ``FetchError``: `httpStatus` (a 4xx, or a 5xx/408/429 after the last
     ///   attempt), `timedOut`, `cannotConnect`, `connectionLost`, `malformedBody`,
-    ///   `pagingLoop`, `transport` — each attempt was appended as `fetchFailed`, and the
+    ///   `pagingLoop`, `deadlineExceeded`, `responseTooLarge`, `crossOrigin` (a next page on
+    ///   another origin), `transport` — each attempt was appended as `fetchFailed`, and the
     ///   collection keeps its rows. `cancelled` when the task was cancelled: the retry loop
     ///   stops and nothing more is appended. `invalidURL` (nothing sent) and `storage` (the
     ///   store cannot append) append nothing.

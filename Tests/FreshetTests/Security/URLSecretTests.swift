@@ -72,4 +72,18 @@ struct URLSecretTests {
             #expect(try store.allRecords().isEmpty)
         }
     }
+
+    @Test("a stored page whose next URL was redacted is revalidated without validators, so its 200 brings the real next link")
+    func redactedNextDropsValidators() throws {
+        var mark = SyncMark()
+        mark.validatedAt = Date(timeIntervalSince1970: 0)
+        mark.pages = [
+            .init(url: "http://h/p?access_token=REDACTED&page=0", etag: #""e0""#, next: "http://h/p?access_token=REDACTED&page=1"),
+            .init(url: "http://h/p?page=1", etag: #""e1""#, next: "http://h/p?page=2"),
+        ]
+        let first = try #require(URL(string: "http://h/p?access_token=tok-QUERY-1&page=0"))
+        let second = try #require(URL(string: "http://h/p?page=1"))
+        #expect(Store.validators(for: first, page: 0, in: mark) == (nil, nil))
+        #expect(Store.validators(for: second, page: 1, in: mark) == (#""e1""#, nil))
+    }
 }
