@@ -161,6 +161,21 @@ struct URLSessionTransportLiveTests {
         }
     }
 
+    @Test("a body over maximumResponseBytes throws responseTooLarge; one at the limit is returned whole")
+    func sizeLimit() async throws {
+        try await withFileServer(files: ["big.txt": String(repeating: "x", count: 200_000)]) { baseURL, _, port in
+            let transport = URLSessionTransport(configuration: .init(maximumResponseBytes: 200_000))
+            let url = baseURL.appending(path: "big.txt")
+            let whole = try await transport.send(HTTPRequest(url: url))
+            #expect(whole.body.count == 200_000)
+            let error = await #expect(throws: TransportError.self) {
+                try await transport.send(HTTPRequest(url: url, maximumResponseBytes: 199_999))
+            }
+            #expect(error?.code == .responseTooLarge)
+            #expect(error?.description == "response from 127.0.0.1:\(port) is larger than the limit of 199999 bytes (GET /big.txt)")
+        }
+    }
+
     @Test("a HEAD request returns the headers and no body")
     func head() async throws {
         try await withFileServer(files: Self.files) { baseURL, _, _ in
@@ -201,6 +216,19 @@ struct URLSessionTransportLiveTests {
         #expect(start.duration(to: clock.now) < .seconds(30))
         #expect(error?.code == .timedOut)
         #expect(error?.description == "timed out after 1 s waiting for 127.0.0.1:\(port) (GET /slow)")
+    }
+
+    @Test("a server that never finishes makes the request throw deadlineExceeded before the idle timeout")
+    func deadline() async throws {
+        let server = try silentServer()
+        defer { server.stop() }
+        let port = try port(in: try await server.line(containing: "port"))
+        let request = HTTPRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/slow")), timeout: .seconds(60), deadline: .milliseconds(300))
+        let error = await #expect(throws: TransportError.self) {
+            try await URLSessionTransport().send(request)
+        }
+        #expect(error?.code == .deadlineExceeded)
+        #expect(error?.description == "no complete response from 127.0.0.1:\(port) within the 300 ms deadline (GET /slow)")
     }
 
     @Test("cancelling the task while the request is in flight throws cancelled")
