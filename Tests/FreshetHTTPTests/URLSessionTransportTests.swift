@@ -58,23 +58,26 @@ struct URLSessionTransportTests {
         ("../up?x=1", "http://127.0.0.1:8080/up?x=1"),
         (" https://other.example/a/ ", "https://other.example/a/"),
         ("//cdn.example/p", "http://cdn.example/p"),
+        ("http://user:secret@other.example:8081/x", "http://other.example:8081/x"),
     ])
     func redirectTarget(location: String, expected: String) throws {
         let responseURL = try #require(URL(string: "http://127.0.0.1:8080/api/pokemon"))
-        #expect(RedirectDelegate.target(location: location, responseURL: responseURL)?.absoluteString == expected)
+        #expect(URLSessionTransport.redirectTarget(location: location, responseURL: responseURL)?.absoluteString == expected)
     }
 
     @Test("leaves a redirect alone when there is no usable Location")
     func redirectWithoutLocation() throws {
         let responseURL = try #require(URL(string: "http://127.0.0.1:8080/api/pokemon"))
-        #expect(RedirectDelegate.target(location: nil, responseURL: responseURL) == nil)
-        #expect(RedirectDelegate.target(location: "  ", responseURL: responseURL) == nil)
-        #expect(RedirectDelegate.target(location: "/x", responseURL: nil) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: nil, responseURL: responseURL) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: "  ", responseURL: responseURL) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: "/x", responseURL: nil) == nil)
+        #expect(URLSessionTransport.redirectTarget(location: "ftp://files.example/x", responseURL: responseURL) == nil)
     }
 
     @Test("uses 30 seconds and 6 connections per host by default")
     func defaults() {
-        #expect(URLSessionTransport().configuration == URLSessionTransport.Configuration(timeout: .seconds(30), maximumConnectionsPerHost: 6))
+        #expect(URLSessionTransport().configuration == URLSessionTransport.Configuration(timeout: .seconds(30), maximumConnectionsPerHost: 6,
+                                                                                        deadline: .seconds(300), maximumResponseBytes: 67_108_864))
     }
 
     @Test("throws cancelled without touching the network when the task is already cancelled")
@@ -140,14 +143,36 @@ struct URLSessionTransportLiveTests {
         }
     }
 
-    @Test("follows a redirect to the same path with a trailing slash and reports the final URL")
+    @Test("returns a redirect unfollowed; send(_:following:) follows it to the path with a trailing slash")
     func redirect() async throws {
         try await withFileServer(files: ["docs/index.html": "<p>docs</p>\n"]) { baseURL, _, _ in
             // http.server answers /docs with 301 Location: /docs/
-            let response = try await URLSessionTransport().send(HTTPRequest(url: baseURL.appending(path: "docs")))
+            let transport = URLSessionTransport()
+            let unfollowed = try await transport.send(HTTPRequest(url: baseURL.appending(path: "docs")))
+            #expect(unfollowed.status == 301)
+            #expect(unfollowed.headers["Location"] == "/docs/")
+            let followed = try await transport.send(HTTPRequest(url: baseURL.appending(path: "docs")), following: RedirectPolicy())
+            #expect(followed.redirects.map(\.absoluteString) == [baseURL.absoluteString + "docs/"])
+            #expect(followed.refusal == nil)
+            let response = followed.response
             #expect(response.status == 200)
             #expect(response.url.absoluteString == baseURL.absoluteString + "docs/")
             #expect(response.body == Data("<p>docs</p>\n".utf8))
+        }
+    }
+
+    @Test("a body over maximumResponseBytes throws responseTooLarge; one at the limit is returned whole")
+    func sizeLimit() async throws {
+        try await withFileServer(files: ["big.txt": String(repeating: "x", count: 200_000)]) { baseURL, _, port in
+            let transport = URLSessionTransport(configuration: .init(maximumResponseBytes: 200_000))
+            let url = baseURL.appending(path: "big.txt")
+            let whole = try await transport.send(HTTPRequest(url: url))
+            #expect(whole.body.count == 200_000)
+            let error = await #expect(throws: TransportError.self) {
+                try await transport.send(HTTPRequest(url: url, maximumResponseBytes: 199_999))
+            }
+            #expect(error?.code == .responseTooLarge)
+            #expect(error?.description == "response from 127.0.0.1:\(port) is larger than the limit of 199999 bytes (GET /big.txt)")
         }
     }
 
@@ -191,6 +216,19 @@ struct URLSessionTransportLiveTests {
         #expect(start.duration(to: clock.now) < .seconds(30))
         #expect(error?.code == .timedOut)
         #expect(error?.description == "timed out after 1 s waiting for 127.0.0.1:\(port) (GET /slow)")
+    }
+
+    @Test("a server that never finishes makes the request throw deadlineExceeded before the idle timeout")
+    func deadline() async throws {
+        let server = try silentServer()
+        defer { server.stop() }
+        let port = try port(in: try await server.line(containing: "port"))
+        let request = HTTPRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/slow")), timeout: .seconds(60), deadline: .milliseconds(300))
+        let error = await #expect(throws: TransportError.self) {
+            try await URLSessionTransport().send(request)
+        }
+        #expect(error?.code == .deadlineExceeded)
+        #expect(error?.description == "no complete response from 127.0.0.1:\(port) within the 300 ms deadline (GET /slow)")
     }
 
     @Test("cancelling the task while the request is in flight throws cancelled")

@@ -40,7 +40,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
 POKEMON_COUNT = 151
@@ -106,12 +106,16 @@ def weak_match(a, b):
 
 
 class Response:
-    __slots__ = ("status", "headers", "body")
+    __slots__ = ("status", "headers", "body", "chunks", "interval")
 
-    def __init__(self, status, body=b"", headers=None):
+    def __init__(self, status, body=b"", headers=None, chunks=None, interval=0.0):
         self.status = status
         self.body = body
         self.headers = list(headers or [])
+        # A streamed body: an iterable of byte strings sent with Transfer-Encoding: chunked,
+        # `interval` seconds apart (the trickling and no-Content-Length routes).
+        self.chunks = chunks
+        self.interval = interval
 
 
 def json_response(status, obj, headers=None):
@@ -389,7 +393,7 @@ class App:
 
     # ---- request log
 
-    def log_request(self, method, path, status, headers):
+    def log_request(self, method, path, status, headers, body=b""):
         entry = {
             "time": iso_now(),
             "method": method,
@@ -398,6 +402,9 @@ class App:
             "if_none_match": headers.get("If-None-Match"),
             "if_modified_since": headers.get("If-Modified-Since"),
             "idempotency_key": headers.get("Idempotency-Key"),
+            # Every header line as received, in order: tests check what reached which origin.
+            "headers": [[name, value] for name, value in headers.items()],
+            "body": body.decode("utf-8", "replace"),
         }
         line = json.dumps(entry, ensure_ascii=False)
         with self.log_lock:
@@ -431,11 +438,73 @@ class App:
         split = urlsplit(raw_path)
         segments = [unquote(s) for s in split.path.split("/") if s]
         query = parse_qsl(split.query, keep_blank_values=True)
+        if segments[:1] == ["test"] and len(segments) == 2:
+            return self.route_test(segments[1], dict(query))
         if segments[:1] == ["api"]:
             return self.route_pokeapi(method, segments, query, headers)
         if segments and segments[0] in self.jp:
             return self.route_jp(method, segments, split.query, query, headers, body)
         return not_found_pokeapi() if split.path.startswith("/api") else not_found_jp()
+
+    # ---- test routes (origins, redirects, limits)
+
+    def route_test(self, name, q):
+        """Routes under /test/ for the client's security and limit tests:
+        /test/redirect?status=307&to=URL   answers `status` with Location: URL (any method)
+        /test/page?id=a&next=URL&style=body|link
+                                           one page {"results":[{"id":a}],"next":URL|null}; with
+                                           style=link the next URL is a Link rel="next" header
+        /test/page?pages=N[&page=K]        page K of N (row id pK); the next link repeats the
+                                           query with page=K+1 and sig=srv-SIGNED-<K+1>
+        /test/big?bytes=N&chunked=1        a JSON page padded to at least N bytes; chunked: no
+                                           Content-Length, sent in 64 KiB chunks
+        /test/trickle?bytes=N&interval_ms=M
+                                           a chunked body of N bytes, one byte every M ms
+        """
+        try:
+            if name == "redirect":
+                status = int(q.get("status", "302"))
+                if not 300 <= status <= 399 or "to" not in q:
+                    raise ValueError("redirect needs a 3xx status and to=")
+                return Response(status, b"", [("Location", q["to"])])
+            if name == "page":
+                next_url = q.get("next") or None
+                style = q.get("style", "body")
+                row_id = q.get("id", "1")
+                if "pages" in q:
+                    # Carried paging, as signed-URL APIs do: the next link repeats this query
+                    # (tokens included) with page+1 and a server-made signature.
+                    number, count = int(q.get("page", "0")), int(q["pages"])
+                    row_id = "p%d" % number
+                    carried = dict(q, page=str(number + 1), sig="srv-SIGNED-%d" % (number + 1))
+                    next_url = "/test/page?" + urlencode(sorted(carried.items())) if number + 1 < count else None
+                page = {"results": [{"id": row_id}], "next": next_url if style == "body" else None}
+                extra = [("Link", '<%s>; rel="next"' % next_url)] if style == "link" and next_url else []
+                return json_response(200, page, extra)
+            if name == "big":
+                size = int(q.get("bytes", "1048576"))
+                if size < 0 or size > 1 << 30:
+                    raise ValueError("bytes out of range")
+                prefix, suffix = b'{"results":[{"id":"1","pad":"', b'"}],"next":null}'
+                pad = max(0, size - len(prefix) - len(suffix))
+                if q.get("chunked") == "1":
+                    # Made as it is sent, so a huge body never sits in the server's memory.
+                    def chunks(pad=pad, block=b"x" * 65536):
+                        yield prefix
+                        for start in range(0, pad, len(block)):
+                            yield block[:min(len(block), pad - start)]
+                        yield suffix
+                    return Response(200, b"", [("Content-Type", JSON_TYPE)], chunks=chunks())
+                return Response(200, prefix + b"x" * pad + suffix, [("Content-Type", JSON_TYPE)])
+            if name == "trickle":
+                size = int(q.get("bytes", "100000"))
+                interval = int(q.get("interval_ms", "100")) / 1000.0
+                if size < 0 or interval < 0:
+                    raise ValueError("bytes and interval_ms must be >= 0")
+                return Response(200, b"", [("Content-Type", JSON_TYPE)], chunks=(b" " for _ in range(size)), interval=interval)
+        except ValueError as e:
+            return json_response(400, {"error": str(e)})
+        return json_response(404, {"error": "no test route %s" % name})
 
     # ---- PokeAPI
 
@@ -835,6 +904,8 @@ class QuietHandler(BaseHTTPRequestHandler):
         return self.rfile.read(n)
 
     def send(self, resp, head=False):
+        if resp.chunks is not None and not head:
+            return self.send_chunked(resp)
         self.send_response(resp.status)
         names = set()
         for k, v in resp.headers:
@@ -846,6 +917,28 @@ class QuietHandler(BaseHTTPRequestHandler):
         if not head and resp.status >= 200 and resp.status not in (204, 304) and resp.body:
             self.wfile.write(resp.body)
         self.wfile.flush()
+
+    def send_chunked(self, resp):
+        """Streams resp.chunks with Transfer-Encoding: chunked, resp.interval seconds apart.
+        A client that goes away ends it (the write fails)."""
+        self.send_response(resp.status)
+        for k, v in resp.headers:
+            self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            for chunk in resp.chunks:
+                if resp.interval > 0:
+                    time.sleep(resp.interval)
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            pass  # the client stopped reading (a size limit or a deadline): nothing more to send
 
 
 class APIHandler(QuietHandler):
@@ -860,7 +953,7 @@ class APIHandler(QuietHandler):
         except (BadRequest, ValueError):
             self.close_connection = True
             resp = json_response(400, {"error": "Bad request body"})
-            app.log_request(method, self.path, resp.status, self.headers)
+            app.log_request(method, self.path, resp.status, self.headers, b"")
             self.send(resp)
             return
         delay = app.delay_seconds()
@@ -877,7 +970,7 @@ class APIHandler(QuietHandler):
                 print("fixture-server: internal error for %s %s: %r" % (method, self.path, e), file=sys.stderr)
                 resp = json_response(500, {"detail": "Internal fixture server error."})
         # Logged before the answer leaves, so a client that has its response finds the entry.
-        app.log_request(method, self.path, resp.status, self.headers)
+        app.log_request(method, self.path, resp.status, self.headers, body)
         self.send(resp, head=(method == "HEAD"))
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = handle_any

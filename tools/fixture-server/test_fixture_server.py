@@ -473,7 +473,7 @@ class FixtureServerTests(unittest.TestCase):
         self.assertEqual(len(entries), 3)
         for e in entries:
             self.assertEqual(set(e), {"time", "method", "path", "status", "if_none_match",
-                                      "if_modified_since", "idempotency_key"})
+                                      "if_modified_since", "idempotency_key", "headers", "body"})
             self.assertRegex(e["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
         self.assertEqual((entries[0]["method"], entries[0]["path"], entries[0]["status"]),
                          ("GET", "/api/v2/pokemon/?offset=20&limit=20", 200))
@@ -483,12 +483,65 @@ class FixtureServerTests(unittest.TestCase):
         self.assertEqual(entries[1]["if_modified_since"], headers["Last-Modified"])
         self.assertEqual((entries[2]["method"], entries[2]["status"], entries[2]["idempotency_key"]),
                          ("POST", 201, "k-log"))
+        self.assertEqual(entries[2]["body"], '{"a": 1}')
+        self.assertIn(["Idempotency-Key", "k-log"], entries[2]["headers"])
         # control requests are not logged; the file has the same lines, flushed
         with open(self.log_path, encoding="utf-8") as f:
             lines = [json.loads(line) for line in f if line.strip()]
         self.assertEqual(lines[-3:], entries)
         request("POST", self.control + "/requests/clear", body=b"")
         self.assertEqual(self.logged(), [])
+
+
+class TestRouteTests(unittest.TestCase):
+    """The /test/ routes the client's origin and limit tests use."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.proc, cls.ready = start_server()
+        cls.host, cls.port = "127.0.0.1", cls.ready["port"]
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_server(cls.proc)
+
+    def raw(self, method, path, body=None, headers=None):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, r.headers, r.read()
+        finally:
+            conn.close()
+
+    def test_redirect_answers_the_status_and_location_for_any_method(self):
+        for method in ("GET", "POST"):
+            status, headers, body = self.raw(method, "/test/redirect?status=307&to=http%3A%2F%2F127.0.0.1%3A9%2Ftodos", body=b"{}")
+            self.assertEqual((status, headers["Location"], body), (307, "http://127.0.0.1:9/todos", b""))
+        self.assertEqual(self.raw("GET", "/test/redirect?status=200&to=x")[0], 400)
+
+    def test_page_puts_next_in_the_body_or_a_link_header(self):
+        status, headers, body = self.raw("GET", "/test/page?id=a&next=http%3A%2F%2Fo%2Fp")
+        self.assertEqual((status, json.loads(body), headers["Link"]), (200, {"results": [{"id": "a"}], "next": "http://o/p"}, None))
+        status, headers, body = self.raw("GET", "/test/page?id=b&next=http%3A%2F%2Fo%2Fp&style=link")
+        self.assertEqual((json.loads(body), headers["Link"]), ({"results": [{"id": "b"}], "next": None}, '<http://o/p>; rel="next"'))
+
+    def test_carried_paging_repeats_the_query_with_a_signature(self):
+        status, _, body = self.raw("GET", "/test/page?pages=2&access_token=t1")
+        self.assertEqual(json.loads(body), {"results": [{"id": "p0"}], "next": "/test/page?access_token=t1&page=1&pages=2&sig=srv-SIGNED-1"})
+        status, _, body = self.raw("GET", "/test/page?access_token=t1&page=1&pages=2&sig=srv-SIGNED-1")
+        self.assertEqual(json.loads(body), {"results": [{"id": "p1"}], "next": None})
+
+    def test_big_is_valid_json_of_the_asked_size_with_or_without_content_length(self):
+        status, headers, body = self.raw("GET", "/test/big?bytes=100000")
+        self.assertEqual((status, len(body), headers["Content-Length"]), (200, 100000, "100000"))
+        self.assertEqual(json.loads(body)["results"][0]["id"], "1")
+        status, headers, body = self.raw("GET", "/test/big?bytes=200000&chunked=1")
+        self.assertEqual((status, len(body), headers["Content-Length"], headers["Transfer-Encoding"]), (200, 200000, None, "chunked"))
+
+    def test_trickle_sends_one_byte_per_interval(self):
+        status, headers, body = self.raw("GET", "/test/trickle?bytes=3&interval_ms=10")
+        self.assertEqual((status, body, headers["Transfer-Encoding"]), (200, b"   ", "chunked"))
 
 
 class ShutdownTests(unittest.TestCase):

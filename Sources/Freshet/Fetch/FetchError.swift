@@ -25,7 +25,18 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let pagingLoop = Code(rawValue: "pagingLoop")
         /// The resource's path does not make an http(s) URL.
         public static let invalidURL = Code(rawValue: "invalidURL")
-        /// Another transport failure.
+        /// The whole exchange took longer than ``Configuration/requestDeadline``. Retried like
+        /// ``timedOut``.
+        public static let deadlineExceeded = Code(rawValue: "deadlineExceeded")
+        /// The response body is larger than ``Configuration/maxResponseBytes``; the rest was
+        /// not read. Not retried.
+        public static let responseTooLarge = Code(rawValue: "responseTooLarge")
+        /// A `next` page (body field or `Link` header) is on another origin than the refresh's
+        /// first request: paging stops there and nothing is sent to it (docs/security.md). The
+        /// pages before it are kept. Not retried.
+        public static let crossOrigin = Code(rawValue: "crossOrigin")
+        /// Another transport failure (including more than ``Configuration/maxRedirects``
+        /// redirects).
         public static let transport = Code(rawValue: "transport")
         /// The response could not be appended to the store (see the message).
         public static let storage = Code(rawValue: "storage")
@@ -40,7 +51,7 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// The HTTP status, when the server answered.
     public let status: Int?
-    /// The URL that failed.
+    /// The URL that failed, redacted (``Configuration/redactedQueryParameters``, no userinfo).
     public let url: String
     /// The LSN of the `fetchFailed` event that recorded this failure, if one was appended.
     public var lsn: LSN?
@@ -63,6 +74,9 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let malformedBody = Code.malformedBody
     public static let pagingLoop = Code.pagingLoop
     public static let invalidURL = Code.invalidURL
+    public static let deadlineExceeded = Code.deadlineExceeded
+    public static let responseTooLarge = Code.responseTooLarge
+    public static let crossOrigin = Code.crossOrigin
     public static let transport = Code.transport
     public static let storage = Code.storage
 }

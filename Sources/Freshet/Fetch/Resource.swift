@@ -1,4 +1,5 @@
 import Foundation
+import FreshetHTTP
 
 /// How to fetch one collection: the request, where the rows are in the response body, how
 /// each row's ID is found, and how pages follow each other.
@@ -92,15 +93,17 @@ public struct Resource: Sendable, Hashable {
               var components = URLComponents(url: resolved, resolvingAgainstBaseURL: true),
               let scheme = components.scheme, scheme == "http" || scheme == "https"
         else {
-            let context = base.map { " relative to \($0.absoluteString)" } ?? " and no baseURL is configured"
-            throw FetchError(.invalidURL, "\(path.debugDescription) is not an http(s) URL\(context)", url: path)
+            // Printed redacted (default secret names): the path or base may hold a credential.
+            let redaction = URLRedaction()
+            let context = base.map { " relative to \(redaction.string(for: $0))" } ?? " and no baseURL is configured"
+            throw FetchError(.invalidURL, "\(redaction.redact(path).debugDescription) is not an http(s) URL\(context)", url: redaction.redact(path))
         }
         if !query.isEmpty {
             let existing = components.queryItems ?? []
             components.queryItems = existing + query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
         }
         guard let url = components.url else {
-            throw FetchError(.invalidURL, "cannot build a URL from \(path.debugDescription) and its query", url: path)
+            throw FetchError(.invalidURL, "cannot build a URL from \(URLRedaction().redact(path).debugDescription) and its query", url: URLRedaction().redact(path))
         }
         return url
     }

@@ -37,7 +37,8 @@ extension Store {
     ///
     /// - Throws: ``FetchError``: `httpStatus` (a 4xx, or a 5xx/408/429 after the last
     ///   attempt), `timedOut`, `cannotConnect`, `connectionLost`, `malformedBody`,
-    ///   `pagingLoop`, `transport` — each attempt was appended as `fetchFailed`, and the
+    ///   `pagingLoop`, `deadlineExceeded`, `responseTooLarge`, `crossOrigin` (a next page on
+    ///   another origin), `transport` — each attempt was appended as `fetchFailed`, and the
     ///   collection keeps its rows. `cancelled` when the task was cancelled (or every caller
     ///   of the shared request was): the retry loop stops and nothing more is appended.
     ///   `invalidURL` (nothing sent) and `storage` (the store cannot append) append nothing.
@@ -65,7 +66,7 @@ extension Store {
             do {
                 mark = try snapshot(resource.collection).syncMark
             } catch {
-                throw FetchError(.storage, error.message, url: resource.path)
+                throw FetchError(.storage, error.message, url: urlRedaction.redact(resource.path))
             }
             guard freshness(of: resource.collection, mark: mark).isStale else { return nil }
             let request: (url: URL, key: String)
@@ -119,7 +120,7 @@ extension Store {
             try checkOpen()
             try Keys.validate(collection: resource.collection)
         } catch {
-            throw FetchError(.storage, error.message, url: url.absoluteString)
+            throw FetchError(.storage, error.message, url: logged(url))
         }
         refreshes.register(resource)
         return (url, try resource.requestKey(relativeTo: configuration.baseURL))
@@ -133,14 +134,14 @@ extension Store {
         let waiter = refreshes.makeWaiterID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                refreshes.share(key: key, collection: resource.collection, url: url.absoluteString, waiter: waiter,
+                refreshes.share(key: key, collection: resource.collection, url: logged(url), waiter: waiter,
                                 unlessEndedSince: unlessEndedSince, start: { id, previous in
                     Task {
                         // An older request for the same key folds first; its outcome does not matter here.
                         if let previous { await previous.value }
                         let result: Result<RefreshSummary, FetchError>
                         if Task.isCancelled {
-                            result = .failure(FetchError(.cancelled, "GET \(url.absoluteString) was cancelled", url: url.absoluteString))
+                            result = .failure(FetchError(.cancelled, "GET \(logged(url)) was cancelled", url: logged(url)))
                         } else {
                             do throws(FetchError) {
                                 result = .success(try await self.performRefresh(resource, from: url, request: id))
@@ -202,15 +203,15 @@ extension Store {
         do {
             stored = try snapshot(collection).syncMark
         } catch {
-            throw FetchError(.storage, error.message, url: start.absoluteString)
+            throw FetchError(.storage, error.message, url: logged(start))
         }
         let paged = resource.paging != .none && resource.rows != .document
         var url = start
         var page = 0
         var summary = RefreshSummary(pages: 0, notModified: 0, rows: 0, lsn: .zero)
-        var seen: Set<String> = [start.absoluteString]
+        var seen: Set<String> = [start.absoluteString] // in memory only: the real URLs
         while true {
-            let validators = Self.validators(for: url, page: paged ? page : nil, in: stored)
+            let validators = Self.validators(for: url, page: paged ? page : nil, in: stored, redaction: urlRedaction)
             let basis = lastLSN
             let outcome = try await exchangeWithRetries(resource, url: url, validators: validators, fetch: fetch)
             var next: URL?
@@ -218,7 +219,7 @@ extension Store {
             case .notModified(let response):
                 let storedNext = paged && page < (stored?.pages.count ?? 0) ? stored?.pages[page].next : nil
                 next = storedNext.flatMap { URL(string: $0) }
-                let event = Event.NotModified(response: Self.info(response, url: url), page: paged ? page : nil, basisLSN: basis)
+                let event = Event.NotModified(response: Self.info(response, url: logged(url)), page: paged ? page : nil, basisLSN: basis)
                 summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url, ending: next == nil ? fetch : nil)
                 summary.notModified += 1
             case .fetched(let response, let extracted):
@@ -243,15 +244,19 @@ extension Store {
                 } else {
                     refreshes.clearVolatile(collection)
                 }
-                let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: url),
-                                          nextCursor: next?.absoluteString, basisLSN: basis, rowsWithheld: noStore)
+                let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: logged(url)),
+                                          nextCursor: next.map(logged), basisLSN: basis, rowsWithheld: noStore)
                 summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url, ending: next == nil ? fetch : nil)
                 summary.rows += extracted.rows.count
             }
             summary.pages += 1
             guard let candidate = next else { break }
+            if let refusal = pagingRefusal(next: candidate, home: start) {
+                throw await fail(collection, .crossOrigin, "paging of \(collection) stopped after page \(page + 1): \(refusal)",
+                                 status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
+            }
             if seen.contains(candidate.absoluteString) || page + 1 >= configuration.maxPages {
-                throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(candidate.absoluteString)",
+                throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(logged(candidate))",
                                  status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
             }
             seen.insert(candidate.absoluteString)
@@ -267,7 +272,7 @@ extension Store {
         do {
             return try await append([(collection, event)], onCommitted: ending(fetch, collection))
         } catch {
-            throw FetchError(.storage, "could not append the response of \(url.absoluteString): \(error.message)", url: url.absoluteString)
+            throw FetchError(.storage, "could not append the response of \(logged(url)): \(error.message)", url: logged(url))
         }
     }
 
@@ -279,11 +284,14 @@ extension Store {
     }
 
     /// The validators stored for this request: the page's own for paged collections (when
-    /// the stored page has the same URL), the collection's otherwise.
-    static func validators(for url: URL, page: Int?, in mark: SyncMark?) -> (etag: String?, lastModified: String?) {
+    /// the stored page has the same URL), the collection's otherwise. `url` is compared in its
+    /// stored (redacted) form. A page whose stored `next` was redacted gets none: a 304 would
+    /// leave only that unusable `next`, so the page is fetched whole to learn the real one.
+    static func validators(for url: URL, page: Int?, in mark: SyncMark?, redaction: URLRedaction = URLRedaction()) -> (etag: String?, lastModified: String?) {
         guard let mark, mark.validatedAt != nil, !mark.noStore else { return (nil, nil) }
         if let page {
-            guard page < mark.pages.count, mark.pages[page].url == url.absoluteString else { return (nil, nil) }
+            guard page < mark.pages.count, mark.pages[page].url == redaction.string(for: url),
+                  !(mark.pages[page].next.map(redaction.isRedacted) ?? false) else { return (nil, nil) }
             return (mark.pages[page].etag, mark.pages[page].lastModified)
         }
         return (mark.etag, mark.lastModified)
@@ -311,14 +319,14 @@ extension Store {
         let policy = configuration.retry
         var attempt = 1
         while true {
-            try Task.checkCancellation(or: url)
+            try Task.checkCancellation(or: logged(url))
             let failure: AttemptFailure
             switch await attemptOnce(resource, url: url, validators: validators) {
             case .success(let outcome): return outcome
             case .failure(let f): failure = f
             }
             if failure.code == .cancelled {
-                throw FetchError(.cancelled, failure.message, url: url.absoluteString)
+                throw FetchError(.cancelled, failure.message, url: logged(url))
             }
             var delay: Duration?
             var message = failure.message
@@ -341,7 +349,7 @@ extension Store {
             do {
                 try await dependencies.clock.sleep(for: delay)
             } catch {
-                throw FetchError(.cancelled, "GET \(url.absoluteString) was cancelled while waiting to retry", url: url.absoluteString)
+                throw FetchError(.cancelled, "GET \(logged(url)) was cancelled while waiting to retry", url: logged(url))
             }
             attempt += 1
         }
@@ -352,26 +360,29 @@ extension Store {
     /// ``renewToken(after:)``) and sends once more with it; then classifies the answer.
     private func attemptOnce(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<Outcome, AttemptFailure> {
         let conditional = validators.etag != nil || validators.lastModified != nil
-        var response: HTTPResponse
+        var answer: RedirectedResponse
         let sent: HTTPRequest
         switch await send(url: url, validators: validators) {
-        case .success(let r): (response, sent) = r
+        case .success(let r): (answer, sent) = r
         case .failure(let f): return .failure(f)
         }
-        if response.status == 401, configuration.authentication != nil {
+        // Only the credential origin's 401 renews the token: another origin never saw it.
+        if answer.response.status == 401, !answer.leftOrigin, configuration.authentication != nil {
             do {
                 try await renewToken(after: sent)
             } catch {
-                return .failure(AttemptFailure(code: .httpStatus, message: "GET \(url.absoluteString) answered 401 and renewing the token failed: \(error)",
-                                               status: 401, retryable: false, duration: response.duration))
+                return .failure(AttemptFailure(code: .httpStatus, message: "GET \(logged(url)) answered 401 and renewing the token failed: \(error)",
+                                               status: 401, retryable: false, duration: answer.response.duration))
             }
             switch await send(url: url, validators: validators) {
-            case .success(let r): response = r.0
+            case .success(let r): answer = r.0
             case .failure(let f): return .failure(f)
             }
         }
+        let response = answer.response
         let status = response.status
-        let describe = "GET \(url.absoluteString) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+        var describe = "GET \(logged(url)) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+        if let refusal = answer.refusal { describe += " (\(refusal.message))" }
         if status == 304 {
             guard conditional else {
                 // RFC 9110 §15.4.5: 304 answers conditional requests only; there is nothing to keep.
@@ -385,58 +396,61 @@ extension Store {
                                            retryAfter: RetryAfter(headers: response.headers, now: dependencies.now()), duration: response.duration))
         }
         if let type = response.headers["Content-Type"], !Self.isJSON(type) {
-            return .failure(AttemptFailure(code: .malformedBody, message: "GET \(url.absoluteString) answered \(type), not JSON", status: status, retryable: false, duration: response.duration))
+            return .failure(AttemptFailure(code: .malformedBody, message: "GET \(logged(url)) answered \(type), not JSON", status: status, retryable: false, duration: response.duration))
         }
         do throws(RowExtraction.Failure) {
             return .success(.fetched(response, try RowExtraction.extract(response.body, for: resource)))
         } catch {
-            return .failure(AttemptFailure(code: .malformedBody, message: "GET \(url.absoluteString): \(error.reason)", status: status, retryable: false, duration: response.duration))
+            return .failure(AttemptFailure(code: .malformedBody, message: "GET \(logged(url)): \(error.reason)", status: status, retryable: false, duration: response.duration))
         }
     }
 
-    /// Sends one GET; returns the response and the request as sent.
-    private func send(url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<(HTTPResponse, HTTPRequest), AttemptFailure> {
+    /// Sends one GET (redirects followed by ``exchange(_:)``); returns the answer and the request as sent.
+    private func send(url: URL, validators: (etag: String?, lastModified: String?)) async -> Result<(RedirectedResponse, HTTPRequest), AttemptFailure> {
         var headers = defaultHeaders()
         if let etag = validators.etag { headers.set(name: "If-None-Match", value: etag) }
         if let lastModified = validators.lastModified { headers.set(name: "If-Modified-Since", value: lastModified) }
         do {
             try await authorize(&headers)
         } catch {
-            return .failure(AttemptFailure(code: .transport, message: "GET \(url.absoluteString): the token provider failed: \(error)", retryable: false))
+            return .failure(AttemptFailure(code: .transport, message: "GET \(logged(url)): the token provider failed: \(error)", retryable: false))
         }
         let request = HTTPRequest(method: .get, url: url, headers: headers, timeout: configuration.requestTimeout)
         do throws(TransportError) {
-            return .success((try await dependencies.transport.send(request), request))
+            return .success((try await exchange(request), request))
         } catch {
             let code: FetchError.Code = switch error.code {
             case .timedOut: .timedOut
             case .cannotConnect: .cannotConnect
             case .connectionLost: .connectionLost
             case .cancelled: .cancelled
+            case .deadlineExceeded: .deadlineExceeded
+            case .responseTooLarge: .responseTooLarge
             default: .transport
             }
             let cancelled = code == .cancelled || Task.isCancelled
-            return .failure(AttemptFailure(code: cancelled ? .cancelled : code, message: "GET \(url.absoluteString) failed: \(error.message)",
-                                           retryable: !cancelled && code != .transport))
+            return .failure(AttemptFailure(code: cancelled ? .cancelled : code, message: "GET \(logged(url)) failed: \(error.message)",
+                                           retryable: !cancelled && code != .transport && code != .responseTooLarge))
         }
     }
 
     /// Appends `fetchFailed` and returns the error to throw.
     private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?,
                       ending fetch: FetchInFlight? = nil) async -> FetchError {
-        let event = Event.FetchFailed(url: url.absoluteString, reason: code.rawValue, status: status, message: message, attempt: attempt,
+        let event = Event.FetchFailed(url: logged(url), reason: code.rawValue, status: status, message: message, attempt: attempt,
                                       durationMicros: duration.map { Int64($0.timeInterval * 1_000_000) })
         do {
             let lsn = try await append([(collection, .fetchFailed(event))], onCommitted: ending(fetch, collection))
-            return FetchError(code, message, status: status, url: url.absoluteString, lsn: lsn)
+            return FetchError(code, message, status: status, url: logged(url), lsn: lsn)
         } catch {
-            return FetchError(code, "\(message) (and recording the failure failed: \(error.message))", status: status, url: url.absoluteString)
+            return FetchError(code, "\(message) (and recording the failure failed: \(error.message))", status: status, url: logged(url))
         }
     }
 
-    static func info(_ response: HTTPResponse, url: URL) -> ResponseInfo {
+    /// The response's record; `url` is the request's URL as ``logged(_:)`` gives it.
+    static func info(_ response: HTTPResponse, url: String) -> ResponseInfo {
         ResponseInfo(
-            url: url.absoluteString, status: response.status,
+            url: url, status: response.status,
             etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"],
             cacheControl: response.headers.combinedValue(for: "Cache-Control"), date: response.headers["Date"],
             age: response.headers["Age"], expires: response.headers["Expires"],
@@ -452,8 +466,9 @@ extension Store {
 }
 
 extension Task where Success == Never, Failure == Never {
-    static func checkCancellation(or url: URL) throws(FetchError) {
-        if Task.isCancelled { throw FetchError(.cancelled, "GET \(url.absoluteString) was cancelled", url: url.absoluteString) }
+    /// `url` as it may be printed (redacted).
+    static func checkCancellation(or url: String) throws(FetchError) {
+        if Task.isCancelled { throw FetchError(.cancelled, "GET \(url) was cancelled", url: url) }
     }
 }
 

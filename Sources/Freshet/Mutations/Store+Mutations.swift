@@ -37,6 +37,9 @@ extension Store {
         guard !mutation.request.path.isEmpty else {
             throw MutationError(.invalidMutation, "mutation \(mutation.name) has no request path", mutationID: id)
         }
+        if let credential = credentialInMutation(mutation.request) {
+            throw MutationError(.invalidMutation, "mutation \(mutation.name) is not stored: \(credential)", mutationID: id)
+        }
         let known: Set<String>
         do {
             known = Set(try collections())
@@ -174,8 +177,10 @@ extension Store {
             return retry(error.message)
         }
         var response: HTTPResponse
+        var refusal: RedirectRefusal?
         do throws(TransportError) {
-            response = try await dependencies.transport.send(request)
+            // Redirects: same-origin 307/308 keep method and body; anything else is refused (Store+Origin.swift).
+            (response, refusal) = try await exchange(request).unfollowed
             // A 401 gets a newer token (one renewal shared by concurrent 401s) and sends again with it.
             if response.status == 401, configuration.authentication != nil {
                 do {
@@ -189,14 +194,14 @@ extension Store {
                 } catch {
                     return retry("the token provider failed: \(error)")
                 }
-                response = try await dependencies.transport.send(renewed)
+                (response, refusal) = try await exchange(renewed).unfollowed
             }
         } catch {
             if error.code == .cancelled { return .stop }
             return retry(error.message)
         }
         let status = response.status
-        let answered = "\(mutation.request.method) \(request.url.absoluteString) answered \(status)"
+        let answered = "\(mutation.request.method) \(logged(request.url)) answered \(status)"
         if (200..<300).contains(status) {
             return await confirm(first.proposal, response: response, kind: .applied, affected: affected, queue: queue)
         }
@@ -220,7 +225,7 @@ extension Store {
             return wait(.unauthorized, "\(answered); \(why)")
         }
         let body = String(decoding: response.body.prefix(65_536), as: UTF8.self)
-        let reason = "server answered \(status)"
+        let reason = refusal.map { "server answered \(status): \($0.message)" } ?? "server answered \(status)"
         // A 404 / 410 to an edit says the row is gone: the restored base row is out of date, so
         // its collections are invalidated in the same commit and refetch rather than show it
         // until some later refresh.
@@ -234,7 +239,7 @@ extension Store {
         }
         let step = await resolve(id, .mutationRolledBack(Event.MutationRolledBack(id: id, status: status, reason: reason, body: response.body, affected: affected)),
                                  collection: affected.first ?? queue, affected: affected, then: invalidations,
-                                 outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(answered)", mutationID: id, status: status, body: body)))
+                                 outcome: .failure(MutationError(.rejected, "\(mutation.name) was rejected: \(answered)\(refusal.map { " (\($0.message))" } ?? "")", mutationID: id, status: status, body: body)))
         if case .resolved = step {
             for (collection, _) in invalidations where hub.observedCollections.contains(collection) {
                 if let resource = refreshes.resource(for: collection) { startBackgroundRefresh(resource) }

@@ -41,15 +41,39 @@ public struct Configuration: Sendable {
     /// The freshness policy of resources that do not set their own. Default ``FreshnessPolicy/http``:
     /// what the server's `Cache-Control`, `Expires` and `Age` say (RFC 9111 §4.2).
     public var defaultFreshness: FreshnessPolicy = .http
-    /// Headers sent with every request, such as `Accept`.
+    /// Headers sent with every request to the credential origin, such as `Accept` or an API
+    /// key: bound to the origin of ``baseURL`` like `Authorization`, never sent to another
+    /// origin (a redirect target) and never stored (docs/security.md).
     public var defaultHeaders: [String: String] = ["Accept": "application/json"]
     /// How long a request may wait for data before it fails with `timedOut`; nil: the
-    /// transport's default (30 s for `URLSessionTransport`).
+    /// transport's default (30 s for `URLSessionTransport`). An idle timeout: it restarts
+    /// whenever data arrives. See ``requestDeadline`` for the whole exchange.
     public var requestTimeout: Duration?
+    /// The longest one request may take in all, redirects included, from sending to the last
+    /// body byte, however steadily data arrives (a trickling server). Default 300 s; must be
+    /// greater than zero. Past it the attempt fails with ``FetchError/deadlineExceeded``
+    /// (recorded as `fetchFailed`, retried like a timeout); a mutation stays pending and is
+    /// retried. Enforced by the transport (``HTTPRequest/deadline``).
+    public var requestDeadline: Duration = .seconds(300)
+    /// The largest response body the store reads, in bytes after content decoding. Default
+    /// 64 MiB (67,108,864); at least 0. Enforced while the body arrives (and at once when
+    /// `Content-Length` announces more), so memory stays bounded: a larger response fails with
+    /// ``FetchError/responseTooLarge``, recorded as `fetchFailed` and not retried (the server
+    /// would send the same); a mutation's answer that large keeps the mutation pending. Keep
+    /// it well under ``mapSize``.
+    public var maxResponseBytes: Int = 64 << 20
+    /// The most redirects one request follows (RFC 9110 §15.4; the Fetch standard's 20).
+    /// Default 20; more fail with `transport`.
+    public var maxRedirects: Int = 20
+    /// Query parameter names (any case) whose values are secrets: URLs are stored in the log and
+    /// printed with these values replaced by `REDACTED`, and userinfo (`user:pass@`) is always
+    /// removed. Default: `access_token`, `token`, `api_key`, `apikey`, `key`, `signature`, `sig`.
+    public var redactedQueryParameters: Set<String> = URLRedaction.defaultSecretParameterNames
     /// How failed requests are retried. See ``RetryPolicy``.
     public var retry = RetryPolicy()
-    /// Adds `Authorization: Bearer …` to requests (fetches and mutations) and renews the token
-    /// once on a 401; nil: none.
+    /// Adds `Authorization: Bearer …` to requests (fetches and mutations) to the credential
+    /// origin (that of ``baseURL``) and renews the token once on a 401 from that origin; nil:
+    /// none.
     public var authentication: Authentication?
     /// The most pages one refresh follows before it stops with a `pagingLoop` failure.
     public var maxPages: Int = 10_000

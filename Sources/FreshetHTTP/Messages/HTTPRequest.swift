@@ -27,19 +27,34 @@ public struct HTTPRequest: Sendable, Hashable {
     /// whole seconds (see ``URLSessionTransport/Configuration/timeout``). Must be greater than
     /// zero.
     public var timeout: Duration?
+    /// The longest the whole exchange may take, from sending to the last body byte, or `nil`
+    /// for the transport's default. Unlike ``timeout`` it does not restart when data arrives,
+    /// so a server that trickles bytes cannot keep a request alive: past it the transport
+    /// throws ``TransportError/deadlineExceeded``. Must be greater than zero.
+    public var deadline: Duration?
+    /// The largest response body accepted, in bytes after content decoding, or `nil` for the
+    /// transport's default. Enforced while the body arrives: the transport stops reading past
+    /// it (and at once when `Content-Length` announces more) and throws
+    /// ``TransportError/responseTooLarge``. Must be at least 0.
+    public var maximumResponseBytes: Int?
 
-    /// A request for `url`; by default a `GET` without headers, body or timeout override.
+    /// A request for `url`; by default a `GET` without headers, body or timeout, deadline and
+    /// size overrides.
     public init(
         method: HTTPMethod = .get,
         url: URL,
         headers: HTTPHeaders = [:],
         body: Data? = nil,
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        deadline: Duration? = nil,
+        maximumResponseBytes: Int? = nil
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.deadline = deadline
+        self.maximumResponseBytes = maximumResponseBytes
     }
 }

@@ -56,6 +56,14 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// `.zeroByteResource`, `.httpTooManyRedirects`, `.redirectToNonExistentLocation`,
         /// `.dataLengthExceedsMaximum`.
         public static let badResponse = Code(rawValue: "badResponse")
+        /// The exchange took longer than the request's overall ``HTTPRequest/deadline``
+        /// (data may have kept arriving: a trickling server). Worth retrying like
+        /// ``timedOut``.
+        public static let deadlineExceeded = Code(rawValue: "deadlineExceeded")
+        /// The response body is larger than ``HTTPRequest/maximumResponseBytes`` (announced by
+        /// `Content-Length` or counted while it arrived); the rest was not read. Retrying gets
+        /// the same answer.
+        public static let responseTooLarge = Code(rawValue: "responseTooLarge")
         /// Anything else (TLS failures, unsupported URLs, ...); the message says what.
         public static let other = Code(rawValue: "other")
 
@@ -95,14 +103,15 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// The message, followed by the method and the URL's path and query in parentheses when
-    /// known: one line, e.g. `request cancelled (GET /api/v2/pokemon?limit=20)`.
+    /// known: one line, e.g. `request cancelled (GET /api/v2/pokemon?limit=20)`. Secret query
+    /// values are shown as `REDACTED` (``URLRedaction``'s default names).
     public var description: String {
         var context: [String] = []
         if let method { context.append(method.rawValue) }
         if let url {
             let path = url.path(percentEncoded: true)
             var target = path.isEmpty ? "/" : path
-            if let query = url.query(percentEncoded: true) { target += "?" + query }
+            if let query = url.query(percentEncoded: true) { target += URLRedaction().redact("?" + query) }
             context.append(target)
         }
         return context.isEmpty ? message : "\(message) (\(context.joined(separator: " ")))"
@@ -118,6 +127,10 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public static let cancelled = Code.cancelled
     /// ``Code/badResponse``, for `catch TransportError.badResponse`.
     public static let badResponse = Code.badResponse
+    /// ``Code/deadlineExceeded``, for `catch TransportError.deadlineExceeded`.
+    public static let deadlineExceeded = Code.deadlineExceeded
+    /// ``Code/responseTooLarge``, for `catch TransportError.responseTooLarge`.
+    public static let responseTooLarge = Code.responseTooLarge
     /// ``Code/other``, for `catch TransportError.other`.
     public static let other = Code.other
 }

@@ -15,11 +15,23 @@ extension URLSessionTransport {
         /// How many connections the session may open to one host at the same time
         /// (`URLSessionConfiguration.httpMaximumConnectionsPerHost`). 6 by default; at least 1.
         public var maximumConnectionsPerHost: Int
+        /// The overall deadline for requests that do not set ``HTTPRequest/deadline``: the
+        /// longest one exchange may take from sending to the last body byte, however steadily
+        /// data arrives. 300 seconds by default; must be greater than zero. Measured on
+        /// `ContinuousClock`.
+        public var deadline: Duration
+        /// The largest response body, in bytes after content decoding, for requests that do not
+        /// set ``HTTPRequest/maximumResponseBytes``. 64 MiB (67,108,864) by default; at least 0.
+        public var maximumResponseBytes: Int
 
-        /// A configuration with the given settings; the defaults are 30 s and 6 connections.
-        public init(timeout: Duration = .seconds(30), maximumConnectionsPerHost: Int = 6) {
+        /// A configuration with the given settings; the defaults are 30 s, 6 connections, a
+        /// 300 s deadline and 64 MiB.
+        public init(timeout: Duration = .seconds(30), maximumConnectionsPerHost: Int = 6, deadline: Duration = .seconds(300),
+                    maximumResponseBytes: Int = 64 << 20) {
             self.timeout = timeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.deadline = deadline
+            self.maximumResponseBytes = maximumResponseBytes
         }
     }
 }

@@ -18,11 +18,19 @@ import FoundationNetworking
 /// `Authorization` header is added from earlier responses. `waitsForConnectivity` stays off:
 /// offline fails at once with ``TransportError/cannotConnect``.
 ///
+/// Redirects are never followed here: a 3xx is returned as the response, and
+/// ``HTTPTransport/send(_:following:)`` follows it under Freshet's own rules (origins,
+/// methods, a bounded count). URLSession's own following would re-send a 307 `POST` with an
+/// empty body on Linux, drop the trailing slash of a relative `Location`, and keep every header
+/// (`Authorization` included) on the way to another origin.
+///
+/// Limits: the body is collected as it arrives and the exchange is cancelled as soon as it
+/// passes ``HTTPRequest/maximumResponseBytes`` (or ``Configuration/maximumResponseBytes``), or
+/// at once when `Content-Length` announces more, so memory stays bounded by the limit; an
+/// overall ``HTTPRequest/deadline`` (or ``Configuration/deadline``) cancels an exchange that
+/// is still running, however steadily data arrives.
+///
 /// What the platform still does, and the caller should know:
-/// - Redirects are followed (URLSession's default); ``HTTPResponse/url`` is the final URL.
-///   The follow-up goes to the `Location` resolved per RFC 3986 §5, which works around a
-///   FoundationNetworking bug with relative `Location`s that end in `/` (see
-///   `RedirectDelegate`). Too many redirects throw ``TransportError/badResponse``.
 /// - libcurl (Linux) adds `Host`, `Connection`, `Accept: */*`, `Accept-Encoding` (deflate,
 ///   gzip, br, zstd), `Accept-Language` and a `User-Agent` unless the request sets them; content
 ///   is decoded, so ``HTTPResponse/body`` is the decoded body. Apple platforms add similar ones.
@@ -43,6 +51,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// The settings this transport was created with.
     public let configuration: Configuration
     private let session: URLSession
+    private let delegate = SessionDelegate()
 
     /// A transport with its own `URLSession` built from `configuration`.
     ///
@@ -51,6 +60,8 @@ public final class URLSessionTransport: HTTPTransport {
     public init(configuration: Configuration = Configuration()) {
         precondition(configuration.timeout > .zero, "URLSessionTransport needs a timeout greater than zero, got \(configuration.timeout)")
         precondition(configuration.maximumConnectionsPerHost >= 1, "URLSessionTransport needs maximumConnectionsPerHost >= 1, got \(configuration.maximumConnectionsPerHost)")
+        precondition(configuration.deadline > .zero, "URLSessionTransport needs a deadline greater than zero, got \(configuration.deadline)")
+        precondition(configuration.maximumResponseBytes >= 0, "URLSessionTransport needs maximumResponseBytes >= 0, got \(configuration.maximumResponseBytes)")
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
@@ -61,50 +72,78 @@ public final class URLSessionTransport: HTTPTransport {
         sessionConfiguration.urlCredentialStorage = nil
         sessionConfiguration.timeoutIntervalForRequest = Self.effectiveTimeout(configuration.timeout).timeInterval
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
-        session = URLSession(configuration: sessionConfiguration, delegate: RedirectDelegate(), delegateQueue: nil)
+        session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: nil)
     }
 
     deinit {
         session.finishTasksAndInvalidate()
     }
 
-    /// Sends `request` and returns the complete response, whatever its status.
+    /// Sends `request` and returns the complete response, whatever its status (a 3xx
+    /// included: redirects are not followed).
     ///
     /// ``HTTPResponse/duration`` runs from just before the request is handed to URLSession to
     /// the end of the body, on `ContinuousClock`.
     ///
-    /// Precondition: `request.timeout`, when set, is greater than zero. On Linux it is rounded
-    /// up to whole seconds (see ``Configuration/timeout``).
+    /// Preconditions: `request.timeout` and `request.deadline`, when set, are greater than
+    /// zero; `request.maximumResponseBytes`, when set, is at least 0. On Linux the idle
+    /// timeout is rounded up to whole seconds (see ``Configuration/timeout``).
     ///
     /// - Throws: ``TransportError`` when no complete HTTP response arrived:
     ///   ``TransportError/cancelled`` when the calling task is cancelled before or during the
-    ///   request; otherwise the mapping of the `URLError` listed on ``TransportError/Code``;
+    ///   request; ``TransportError/deadlineExceeded`` past the overall deadline;
+    ///   ``TransportError/responseTooLarge`` when the body passes the size limit; otherwise
+    ///   the mapping of the `URLError` listed on ``TransportError/Code``;
     ///   ``TransportError/badResponse`` when the response is not an HTTP response.
     public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
         let requestedTimeout = request.timeout ?? configuration.timeout
         precondition(requestedTimeout > .zero, "HTTPRequest.timeout must be greater than zero, got \(requestedTimeout)")
+        let deadline = request.deadline ?? configuration.deadline
+        precondition(deadline > .zero, "HTTPRequest.deadline must be greater than zero, got \(deadline)")
+        let limit = request.maximumResponseBytes ?? configuration.maximumResponseBytes
+        precondition(limit >= 0, "HTTPRequest.maximumResponseBytes must be at least 0, got \(limit)")
         let timeout = Self.effectiveTimeout(requestedTimeout)
         guard !Task.isCancelled else { throw .requestCancelled(request) }
 
         let urlRequest = Self.urlRequest(for: request, timeout: timeout)
         let clock = ContinuousClock()
         let start = clock.now
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: urlRequest)
-        } catch {
+        let task = session.dataTask(with: urlRequest)
+        let delegate = self.delegate
+        delegate.register(task, limit: limit)
+        let watchdog = Task {
+            do {
+                try await clock.sleep(for: deadline)
+            } catch {
+                return // the exchange ended first
+            }
+            delegate.expire(task)
+            task.cancel()
+        }
+        let completion = await withTaskCancellationHandler {
+            await delegate.run(task)
+        } onCancel: {
+            task.cancel()
+        }
+        watchdog.cancel()
+        let duration = start.duration(to: clock.now)
+        let endpoint = TransportError.endpoint(of: request.url)
+        if completion.tooLarge {
+            throw TransportError(code: .responseTooLarge, message: "response from \(endpoint) is larger than the limit of \(limit) bytes", request: request)
+        }
+        if completion.expired {
+            throw TransportError(code: .deadlineExceeded, message: "no complete response from \(endpoint) within the \(deadline.shortDescription) deadline", request: request)
+        }
+        if let error = completion.error {
             throw TransportError(mapping: error, request: request, timeout: timeout, taskIsCancelled: Task.isCancelled)
         }
-        let duration = start.duration(to: clock.now)
-
-        guard let httpResponse = response as? HTTPURLResponse else {
-            throw TransportError(code: .badResponse, message: "not an HTTP response from \(TransportError.endpoint(of: request.url))", request: request)
+        guard let httpResponse = completion.response as? HTTPURLResponse else {
+            throw TransportError(code: .badResponse, message: "not an HTTP response from \(endpoint)", request: request)
         }
         return HTTPResponse(
             status: httpResponse.statusCode,
             headers: Self.headers(of: httpResponse),
-            body: data,
+            body: completion.body,
             url: httpResponse.url ?? request.url,
             duration: duration
         )

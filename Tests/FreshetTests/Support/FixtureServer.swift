@@ -20,6 +20,18 @@ final class FixtureServer {
         let status: Int
         let if_none_match: String?
         let if_modified_since: String?
+        /// Every header line as received, `[name, value]`, in order.
+        let headers: [[String]]?
+        /// The request body as text.
+        let body: String?
+
+        /// The names of the headers received, lowercased and sorted.
+        var headerNames: [String] { (headers ?? []).compactMap { $0.first?.lowercased() }.sorted() }
+
+        /// The value of the header `name` (any case), if it was received.
+        func header(_ name: String) -> String? {
+            (headers ?? []).first { $0.first?.lowercased() == name.lowercased() }.flatMap { $0.count > 1 ? $0[1] : nil }
+        }
     }
 
     struct Failure: Error, CustomStringConvertible {

@@ -1,0 +1,89 @@
+import Foundation
+
+/// Removes credentials from a URL before it is stored or printed: userinfo
+/// (`https://user:pass@host/`) is dropped, and the values of query parameters with a secret
+/// name are replaced by `REDACTED`.
+///
+/// ```swift
+/// let redaction = URLRedaction()   // the default names
+/// redaction.string(for: URL(string: "https://u:p@api.example.com/items?access_token=abc&page=2")!)
+/// // "https://api.example.com/items?access_token=REDACTED&page=2"
+/// ```
+///
+/// Everything else stays byte for byte as it was (percent-encoding, parameter order, other
+/// parameters, the fragment), so two requests that differ only in a secret give the same
+/// string. Names are compared after percent-decoding, ignoring ASCII case. Userinfo is never
+/// kept because RFC 9110 §4.2.4 deprecates it and a stored copy would be a plain-text
+/// password; the secret names are those OAuth 2.0 (RFC 6750 §2.3 `access_token`), common API
+/// keys and signed URLs (`signature`, `sig`) use.
+public struct URLRedaction: Sendable, Hashable {
+    /// The query parameter names whose values are replaced, lowercase.
+    public let secretParameterNames: Set<String>
+
+    /// What replaces a secret value.
+    public static let placeholder = "REDACTED"
+
+    /// The default secret names: `access_token`, `token`, `api_key`, `apikey`, `key`,
+    /// `signature`, `sig`.
+    public static let defaultSecretParameterNames: Set<String> = ["access_token", "token", "api_key", "apikey", "key", "signature", "sig"]
+
+    /// A redaction of the given parameter names (compared ignoring ASCII case).
+    public init(secretParameterNames: Set<String> = URLRedaction.defaultSecretParameterNames) {
+        self.secretParameterNames = Set(secretParameterNames.map(FieldSyntax.asciiLowercased))
+    }
+
+    /// `url` without userinfo and with secret query values replaced by ``placeholder``.
+    public func string(for url: URL) -> String {
+        redact(url.absoluteString)
+    }
+
+    /// The same for a URL given as a string (such as a stored `next` link). A string that is
+    /// not a URL is still cleaned: userinfo before the first `/` after `://` is removed and
+    /// the query (from the first `?`) is redacted.
+    public func redact(_ string: String) -> String {
+        var text = Substring(string)
+        var result = ""
+        // Scheme and authority: drop "userinfo@" from the authority.
+        if let schemeEnd = text.range(of: "://") {
+            result += text[..<schemeEnd.upperBound]
+            text = text[schemeEnd.upperBound...]
+            let authorityEnd = text.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? text.endIndex
+            let authority = text[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@") {
+                result += authority[authority.index(after: at)...]
+            } else {
+                result += authority
+            }
+            text = text[authorityEnd...]
+        }
+        guard let questionMark = text.firstIndex(of: "?") else { return result + text }
+        result += text[...questionMark]
+        let afterQuery = text[text.index(after: questionMark)...]
+        let queryEnd = afterQuery.firstIndex(of: "#") ?? afterQuery.endIndex
+        let parameters = afterQuery[..<queryEnd].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+            let name = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? parameter
+            let decoded = String(name).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(name)
+            guard secretParameterNames.contains(FieldSyntax.asciiLowercased(decoded)) else { return String(parameter) }
+            return "\(name)=\(Self.placeholder)"
+        }
+        return result + parameters.joined(separator: "&") + afterQuery[queryEnd...]
+    }
+
+    /// Whether `string` holds a value this redaction replaced (a secret parameter whose value
+    /// is ``placeholder``): such a stored URL cannot be requested again as it is.
+    public func isRedacted(_ string: String) -> Bool {
+        guard let questionMark = string.firstIndex(of: "?") else { return false }
+        let query = string[string.index(after: questionMark)...].prefix { $0 != "#" }
+        return query.split(separator: "&").contains { parameter in
+            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decoded = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            return parts.count == 2 && parts[1] == Self.placeholder && secretParameterNames.contains(FieldSyntax.asciiLowercased(decoded))
+        }
+    }
+
+    /// Whether `string` has userinfo or a secret query parameter, so storing it as it is
+    /// would store a credential.
+    public func hasSecret(_ string: String) -> Bool {
+        redact(string) != string
+    }
+}
