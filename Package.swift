@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FreshetTesting", targets: ["FreshetTesting"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-demo", targets: ["FreshetDemo"]),
+        .executable(name: "freshet-bench", targets: ["freshet-bench"]),
     ],
     targets: [
         // The C library: a module map and a shim header, nothing else (see docs/architecture.md).
@@ -17,6 +18,12 @@ let package = Package(
             name: "CLMDB",
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // SQLite's C library, for the side-by-side benchmark only (tools/freshet-bench).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         // A small safe wrapper over LMDB, visible only inside this package.
         .target(name: "FreshetLMDB", dependencies: ["CLMDB"]),
@@ -34,6 +41,8 @@ let package = Package(
         .target(name: "ProcessSupport", path: "tools/process-support"),
         // The demo behind `make demo`.
         .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "ProcessSupport"], path: "tools/demo"),
+        // `swift run -c release freshet-bench`: Freshet side by side with raw LMDB and SQLite (docs/performance.md).
+        .executableTarget(name: "freshet-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetCommands", "CLMDB", "CSQLite"], path: "tools/freshet-bench"),
         // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).
         .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
         .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),
