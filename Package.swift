@@ -25,12 +25,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // CRC-32C for record checksums: the CPU instruction (SSE4.2 / ARMv8 CRC) or slicing-by-8 tables.
+        .target(name: "CCRC32C"),
         // A small safe wrapper over LMDB, visible only inside this package.
         .target(name: "FreshetLMDB", dependencies: ["CLMDB"]),
         // HTTP requests, responses and the URLSession transport.
         .target(name: "FreshetHTTP"),
         // The log, the fold, the store, observation and refresh.
-        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP"]),
+        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP", "CCRC32C"]),
         // The test kit: TestClock, ScriptedTransport, SeededRandom, Dependencies.test.
         .target(name: "FreshetTesting", dependencies: ["Freshet", "FreshetHTTP"]),
         // The command-line tool's logic (parsing, commands), kept in a library so tests reach it.

@@ -75,7 +75,7 @@ extension Store {
         refreshes.register(resource)
         let mark: SyncMark?
         do {
-            mark = try snapshot(resource.collection).syncMark
+            mark = try syncMark(resource.collection)
         } catch {
             throw FetchError(.storage, error.message, url: resource.path)
         }
@@ -149,7 +149,7 @@ extension Store {
         let policy = resource.freshness ?? configuration.defaultFreshness
         let stored: SyncMark?
         do {
-            stored = try snapshot(collection).syncMark
+            stored = try syncMark(collection)
         } catch {
             throw FetchError(.storage, error.message, url: start.absoluteString)
         }

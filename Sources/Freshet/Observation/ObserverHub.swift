@@ -7,10 +7,15 @@ import Synchronization
 final class ObserverHub: Sendable {
     private typealias Continuation = AsyncThrowingStream<Snapshot, any Error>.Continuation
 
-    private struct Subscriber: Sendable {
-        var continuation: Continuation
+    /// A class, so a delivery updates `last` in place: no dictionary write per observer per
+    /// commit.
+    private final class Subscriber: @unchecked Sendable {
+        // @unchecked: `last` is read and written only on the hub's delivery queue.
+        let continuation: Continuation
         /// What the last snapshot sent showed, to skip emissions that would show the same.
         var last: Shown?
+
+        init(continuation: Continuation) { self.continuation = continuation }
     }
 
     /// What distinguishes one emission from the next: the commit it reflects (the
@@ -91,14 +96,10 @@ final class ObserverHub: Sendable {
             return
         }
         let shown = Shown(snapshot)
-        var sent: [UInt64] = []
-        for (id, s) in targets {
+        for s in targets.values {
             if let last = s.last, last == shown { continue }
             s.continuation.yield(snapshot)
-            sent.append(id)
-        }
-        subscribers.withLock { subs in
-            for id in sent { subs[collection]?[id]?.last = shown }
+            s.last = shown
         }
     }
 }

@@ -7,9 +7,11 @@ import Synchronization
 /// **group-committed**: everything queued while the previous transaction was committing goes
 /// into the next one — one write transaction, one fsync.
 ///
-/// Each caller's batch runs in a nested transaction, so a batch that fails (an invalid event)
-/// is undone alone and the others in the group still commit. Write transactions run on the
-/// writer's own dispatch queue and never cross an `await`.
+/// A group runs in one write transaction without nested transactions; when a caller's batch
+/// fails (an invalid event), the transaction is aborted and the group is redone with a nested
+/// transaction per batch, so the bad batch is undone alone and the others still commit.
+/// SyncMarks are decoded once and written once per commit (``SyncMarkCache``). Write
+/// transactions run on the writer's own dispatch queue and never cross an `await`.
 final class LogWriter: Sendable {
     struct Entry: Sendable {
         var collection: String
@@ -94,34 +96,28 @@ final class LogWriter: Sendable {
         }
     }
 
+    /// A batch that threw while the group ran without nested transactions.
+    private struct BatchFailed: Error {
+        var error: any Error
+    }
+
     private func commit(_ jobs: [Job]) {
         let start = mutable.withLock { $0.lastLSN }
-        var results: [Result<LSN, any Error>] = []
+        var results: [Result<LSN, any Error>]
         var touched = Set<String>()
         var last = start
         do {
-            try env.write { txn in
-                for job in jobs {
-                    do {
-                        let jobLast = try txn.nested { child in
-                            var lsn = last
-                            for entry in job.entries {
-                                lsn = lsn.next
-                                let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
-                                try child.put(state.dbs.log, key: lsn.keyBytes, value: record.encoded(), append: true)
-                                try Fold.apply(record, to: state, in: child)
-                            }
-                            return lsn
-                        }
-                        last = jobLast
-                        results.append(.success(jobLast))
-                        for entry in job.entries { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
-                    } catch {
-                        results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
-                    }
-                }
-                if last != start {
-                    try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
+            do {
+                // The common case: every batch straight in the one write transaction.
+                (results, touched, last) = try write(jobs, after: start, isolated: false)
+            } catch let failed as BatchFailed {
+                if jobs.count == 1 {
+                    // Alone in its group: the aborted transaction undid exactly this batch.
+                    results = [.failure(StoreError(failed.error, doing: "appending to \(jobs[0].entries[0].collection)"))]
+                } else {
+                    // A batch failed: redo the group with a nested transaction per batch, so
+                    // that batch fails alone and the others still commit.
+                    (results, touched, last) = try write(jobs, after: start, isolated: true)
                 }
             }
         } catch {
@@ -136,6 +132,60 @@ final class LogWriter: Sendable {
             job.continuation.resume(with: result)
         }
         if !touched.isEmpty { didCommit(touched, last) }
+    }
+
+    /// Appends and folds `jobs` in one write transaction, SyncMarks cached for its length
+    /// (``SyncMarkCache``). With `isolated`, each job runs in a nested transaction and a job
+    /// that throws is undone alone (its result is the failure); without, the first job that
+    /// throws aborts the whole transaction with ``BatchFailed``.
+    private func write(_ jobs: [Job], after start: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
+        let marks = SyncMarkCache()
+        let folding = MaterializedState(dbs: state.dbs, marks: marks)
+        var results: [Result<LSN, any Error>] = []
+        var touched = Set<String>()
+        var last = start
+        try env.write { txn in
+            for job in jobs {
+                let jobLast: LSN
+                if isolated {
+                    let saved = marks.checkpoint()
+                    do {
+                        jobLast = try txn.nested { child in try fold(job, after: last, state: folding, in: child) }
+                    } catch {
+                        // The nested transaction is undone; so is what it cached.
+                        marks.restore(saved)
+                        results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
+                        continue
+                    }
+                } else {
+                    do {
+                        jobLast = try fold(job, after: last, state: folding, in: txn)
+                    } catch {
+                        throw BatchFailed(error: error)
+                    }
+                }
+                last = jobLast
+                results.append(.success(jobLast))
+                for entry in job.entries { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
+            }
+            try marks.flush(into: txn, database: state.dbs.marks)
+            if last != start {
+                try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
+            }
+        }
+        return (results, touched, last)
+    }
+
+    /// Appends each of the job's events after `last` and folds it; returns the job's last LSN.
+    private func fold(_ job: Job, after last: LSN, state: MaterializedState, in txn: borrowing Transaction) throws -> LSN {
+        var lsn = last
+        for entry in job.entries {
+            lsn = lsn.next
+            let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
+            try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.encoded(), append: true)
+            try Fold.apply(record, to: state, in: txn)
+        }
+        return lsn
     }
 }
 
