@@ -102,6 +102,18 @@ final class LogWriter: Sendable {
     }
 
     private func commit(_ jobs: [Job]) {
+        let group = commitGroup(jobs.map(\.entries))
+        for (job, result) in zip(jobs, group.results) {
+            if case .success = result { job.onCommitted?() }
+            job.continuation.resume(with: result)
+        }
+        if !group.touched.isEmpty { didCommit(group.touched, group.last) }
+    }
+
+    /// Appends and folds `batches` as one group commit, one result per batch (the batch's
+    /// last LSN, or why it failed: a failed batch is undone alone). Runs on the writer's queue;
+    /// tests call it directly, with no append in flight, to put batches in one group.
+    func commitGroup(_ batches: [[Entry]]) -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
         let start = mutable.withLock { $0.lastLSN }
         var results: [Result<LSN, any Error>]
         var touched = Set<String>()
@@ -109,64 +121,60 @@ final class LogWriter: Sendable {
         do {
             do {
                 // The common case: every batch straight in the one write transaction.
-                (results, touched, last) = try write(jobs, after: start, isolated: false)
+                (results, touched, last) = try write(batches, after: start, isolated: false)
             } catch let failed as BatchFailed {
-                if jobs.count == 1 {
+                if batches.count == 1 {
                     // Alone in its group: the aborted transaction undid exactly this batch.
-                    results = [.failure(StoreError(failed.error, doing: "appending to \(jobs[0].entries[0].collection)"))]
+                    results = [.failure(StoreError(failed.error, doing: "appending to \(batches[0][0].collection)"))]
                 } else {
                     // A batch failed: redo the group with a nested transaction per batch, so
                     // that batch fails alone and the others still commit.
-                    (results, touched, last) = try write(jobs, after: start, isolated: true)
+                    (results, touched, last) = try write(batches, after: start, isolated: true)
                 }
             }
         } catch {
-            let failure = StoreError(error, doing: "committing \(jobs.count) appends")
-            results = jobs.map { _ in .failure(failure) }
+            let failure = StoreError(error, doing: "committing \(batches.count) appends")
+            results = batches.map { _ in .failure(failure) }
             touched = []
             last = start
         }
         mutable.withLock { $0.lastLSN = last }
-        for (job, result) in zip(jobs, results) {
-            if case .success = result { job.onCommitted?() }
-            job.continuation.resume(with: result)
-        }
-        if !touched.isEmpty { didCommit(touched, last) }
+        return (results, touched, last)
     }
 
-    /// Appends and folds `jobs` in one write transaction, SyncMarks cached for its length
-    /// (``SyncMarkCache``). With `isolated`, each job runs in a nested transaction and a job
-    /// that throws is undone alone (its result is the failure); without, the first job that
+    /// Appends and folds `batches` in one write transaction, SyncMarks cached for its length
+    /// (``SyncMarkCache``). With `isolated`, each batch runs in a nested transaction and a batch
+    /// that throws is undone alone (its result is the failure); without, the first batch that
     /// throws aborts the whole transaction with ``BatchFailed``.
-    private func write(_ jobs: [Job], after start: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
+    private func write(_ batches: [[Entry]], after start: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
         let marks = SyncMarkCache()
         let folding = MaterializedState(dbs: state.dbs, marks: marks)
         var results: [Result<LSN, any Error>] = []
         var touched = Set<String>()
         var last = start
         try env.write { txn in
-            for job in jobs {
+            for batch in batches {
                 let jobLast: LSN
                 if isolated {
                     let saved = marks.checkpoint()
                     do {
-                        jobLast = try txn.nested { child in try fold(job, after: last, state: folding, in: child) }
+                        jobLast = try txn.nested { child in try fold(batch, after: last, state: folding, in: child) }
                     } catch {
                         // The nested transaction is undone; so is what it cached.
                         marks.restore(saved)
-                        results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
+                        results.append(.failure(StoreError(error, doing: "appending to \(batch[0].collection)")))
                         continue
                     }
                 } else {
                     do {
-                        jobLast = try fold(job, after: last, state: folding, in: txn)
+                        jobLast = try fold(batch, after: last, state: folding, in: txn)
                     } catch {
                         throw BatchFailed(error: error)
                     }
                 }
                 last = jobLast
                 results.append(.success(jobLast))
-                for entry in job.entries { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
+                for entry in batch { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
             }
             try marks.flush(into: txn, database: state.dbs.marks)
             if last != start {
@@ -176,10 +184,10 @@ final class LogWriter: Sendable {
         return (results, touched, last)
     }
 
-    /// Appends each of the job's events after `last` and folds it; returns the job's last LSN.
-    private func fold(_ job: Job, after last: LSN, state: MaterializedState, in txn: borrowing Transaction) throws -> LSN {
+    /// Appends each of the batch's events after `last` and folds it; returns its last LSN.
+    private func fold(_ batch: [Entry], after last: LSN, state: MaterializedState, in txn: borrowing Transaction) throws -> LSN {
         var lsn = last
-        for entry in job.entries {
+        for entry in batch {
             lsn = lsn.next
             let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
             try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.encoded(), append: true)
