@@ -48,12 +48,12 @@ struct Report {
                 let f = median(c, .freshet, o.key)
                 let l = median(c, .lmdb, o.key)
                 let s = median(c, .sqlite, o.key)
-                let engines = Set(c.engines)
+                let engines = o.only ?? Set(c.engines)
                 // A ratio of ratios means nothing (W7): compare the ratios in the table only.
                 let compare = o.unit != "×"
                 lines.append([
                     o.label,
-                    Self.format(f, o.unit),
+                    engines.contains(.freshet) ? Self.format(f, o.unit) : "—",
                     engines.contains(.lmdb) ? Self.format(l, o.unit) : "—",
                     engines.contains(.sqlite) ? Self.format(s, o.unit) : "—",
                     compare ? Self.ratio(f, s, higherIsBetter: o.higherIsBetter) : "",
