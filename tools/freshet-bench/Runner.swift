@@ -106,7 +106,7 @@ struct Runner {
                     }
                 }
             }
-            FileHandle.standardError.write(Data("freshet-bench: round \(round + 1) of \(options.rounds) done (\(Int(Measure.seconds(Measure.now() - started))) s)\n".utf8))
+            print("freshet-bench: round \(round + 1) of \(options.rounds) done (\(Int(Measure.seconds(Measure.now() - started))) s)")
         }
         // Every engine must have stored the same rows in every round.
         var disagreements: [String] = []

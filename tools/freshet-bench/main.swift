@@ -10,8 +10,6 @@ import Foundation
 // of its own (`--child`), rounds interleaved, so each child's peak memory (ru_maxrss) is its
 // workload's alone. Exit status: 0 ok, 1 engines disagree or a workload failed, 2 usage.
 
-// Line-buffered, so the table and the progress lines on standard error come out in order.
-setvbuf(stdout, nil, _IOLBF, 0)
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     let options = try Options.parse(arguments)
