@@ -8,7 +8,7 @@ import Testing
 @Suite("Group commit")
 struct GroupCommitTests {
     /// A confirmation of a mutation that was never proposed: valid to append, refused by the fold.
-    static let badConfirmation = Event.mutationConfirmed(Event.MutationConfirmed(id: MutationID(UUID(uuidString: "00000000-0000-0000-0000-0000000000AA")!), status: 200))
+    static let badConfirmation = Event.mutationConfirmed(Event.MutationConfirmed(id: MutationID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xAA))), status: 200))
 
     static func write(_ rows: Row...) -> Event {
         .localWrite(Event.RowChanges(rows.map { .upsert($0) }))

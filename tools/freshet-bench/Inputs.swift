@@ -67,13 +67,13 @@ struct Inputs: Sendable {
         guard FileManager.default.createFile(atPath: destination, contents: nil),
               let out = FileHandle(forWritingAtPath: destination)
         else { throw BenchError("cannot create \(destination)") }
-        defer { try? out.close() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["gzip", "-dc", source]
         process.standardOutput = out
         try process.run()
         process.waitUntilExit()
+        try out.close()
         guard process.terminationStatus == 0 else { throw BenchError("gzip -dc \(source) exited with \(process.terminationStatus)") }
     }
 

@@ -36,7 +36,12 @@ enum Measure {
         guard let e = FileManager.default.enumerator(atPath: path) else { return 0 }
         var total = 0
         while let name = e.nextObject() as? String {
-            let attributes = (try? FileManager.default.attributesOfItem(atPath: path + "/" + name)) ?? [:]
+            let attributes: [FileAttributeKey: Any]
+            do {
+                attributes = try FileManager.default.attributesOfItem(atPath: path + "/" + name)
+            } catch {
+                continue // removed while we looked: not part of the store
+            }
             if attributes[.type] as? FileAttributeType == .typeRegular, !name.hasSuffix("lock.mdb"), !name.hasSuffix("-shm") {
                 total += (attributes[.size] as? Int) ?? 0
             }

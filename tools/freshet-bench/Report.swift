@@ -114,6 +114,6 @@ struct Report {
                 }
             }
         }
-        return try JSONSerialization.data(withJSONObject: array, options: [.prettyPrinted, .sortedKeys])
+        return try JSONSerialization.data(withJSONObject: array, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     }
 }
