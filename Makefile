@@ -1,6 +1,8 @@
 # Freshet — developer entry points.
 #   make demo   bootstrap the machine, then run the demo (it starts the fixture server itself)
-#   make test   bootstrap, then the fixture-server tests (Python) and `swift test` (last)
+#   make test   bootstrap, then the fixture-server tests (Python), `swift test`, and
+#               `freshet-bench --smoke` (every workload small; fails when engines disagree)
+#   make bench  the full side-by-side benchmark (release build, see docs/performance.md)
 #   make build  bootstrap, then `swift build`
 #   make clean  remove .build and demo-store
 # Maintenance: `make fixtures SHARED_DATA=../shared/data` rebuilds fixtures/ from the source data;
@@ -10,7 +12,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 SHARED_DATA ?= ../shared/data
 
-.PHONY: all bootstrap demo test test-python test-swift build clean fixtures fixture-server
+.PHONY: all bootstrap demo test test-python test-swift bench build clean fixtures fixture-server
 
 all: build
 
@@ -23,12 +25,16 @@ demo: bootstrap
 test: bootstrap
 	$(PYTHON) -m unittest discover -s tools/fixture-server
 	$(SWIFT) test
+	$(SWIFT) run freshet-bench --smoke
 
 test-python:
 	$(PYTHON) -m unittest discover -s tools/fixture-server -v
 
 test-swift: bootstrap
 	$(SWIFT) test
+
+bench: bootstrap
+	$(SWIFT) run -c release freshet-bench
 
 build: bootstrap
 	$(SWIFT) build

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FreshetTesting", targets: ["FreshetTesting"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-demo", targets: ["FreshetDemo"]),
+        .executable(name: "freshet-bench", targets: ["freshet-bench"]),
     ],
     targets: [
         // The C library: a module map and a shim header, nothing else (see docs/architecture.md).
@@ -18,12 +19,20 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // SQLite's C library, for the side-by-side benchmark only (tools/freshet-bench).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // CRC-32C for record checksums: the CPU instruction (SSE4.2 / ARMv8 CRC) or slicing-by-8 tables.
+        .target(name: "CCRC32C"),
         // A small safe wrapper over LMDB, visible only inside this package.
         .target(name: "FreshetLMDB", dependencies: ["CLMDB"]),
         // HTTP requests, responses and the URLSession transport.
         .target(name: "FreshetHTTP"),
         // The log, the fold, the store, observation and refresh.
-        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP"]),
+        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP", "CCRC32C"]),
         // The test kit: TestClock, ScriptedTransport, SeededRandom, Dependencies.test.
         .target(name: "FreshetTesting", dependencies: ["Freshet", "FreshetHTTP"]),
         // The command-line tool's logic (parsing, commands), kept in a library so tests reach it.
@@ -34,6 +43,8 @@ let package = Package(
         .target(name: "ProcessSupport", path: "tools/process-support"),
         // The demo behind `make demo`.
         .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "ProcessSupport"], path: "tools/demo"),
+        // `swift run -c release freshet-bench`: Freshet side by side with raw LMDB and SQLite (docs/performance.md).
+        .executableTarget(name: "freshet-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetCommands", "CLMDB", "CSQLite"], path: "tools/freshet-bench"),
         // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).
         .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
         // Processes the storage tests kill mid-read or run as a second writer (Tests/FreshetTests/Storage).

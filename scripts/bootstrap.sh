@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Make sure this machine has what `make demo` and `make test` need:
-#   liblmdb (found by pkg-config as `lmdb`), python3 (>= 3.8), nginx, make, and a Swift 6 toolchain.
+#   liblmdb (found by pkg-config as `lmdb`), SQLite's C library (pkg-config `sqlite3`, for
+#   freshet-bench), python3 (>= 3.8), nginx, make, and a Swift 6 toolchain.
 # Idempotent and quiet when everything is already there; prints one line per thing it installs.
-# Debian/Ubuntu: installs with apt-get (as root, or through sudo). macOS: installs lmdb with Homebrew.
+# Debian/Ubuntu: installs with apt-get (as root, or through sudo). macOS: installs lmdb with Homebrew
+# (SQLite comes with the macOS SDK; `brew install sqlite` is the provider SwiftPM names).
 # A missing Swift toolchain is not installed: the script says so in one line and exits 1.
 set -euo pipefail
 
@@ -22,12 +24,16 @@ fi
 
 # ---- what is missing?
 have_lmdb() { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists lmdb; }
+# macOS ships SQLite's headers and library in its SDK (Homebrew's `sqlite` is keg-only), so only
+# Linux needs libsqlite3-dev.
+have_sqlite() { [ "$os" = "Darwin" ] || { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists sqlite3; }; }
 have_python() { command -v python3 >/dev/null 2>&1 && python3 -c 'import sys; sys.exit(sys.version_info < (3, 8))' 2>/dev/null; }
 have_nginx() { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; }
 have_make() { command -v make >/dev/null 2>&1; }
 
 missing=()
 have_lmdb || missing+=(lmdb)
+have_sqlite || missing+=(sqlite)
 have_python || missing+=(python3)
 have_nginx || missing+=(nginx)
 have_make || missing+=(make)
@@ -48,14 +54,14 @@ if [ "$os" = "Darwin" ]; then
 fi
 
 # ---- Debian / Ubuntu: apt-get
-command -v apt-get >/dev/null 2>&1 || die "missing ${missing[*]} and no apt-get here: install liblmdb-dev (pkg-config lmdb), python3, nginx and make with your package manager"
+command -v apt-get >/dev/null 2>&1 || die "missing ${missing[*]} and no apt-get here: install liblmdb-dev (pkg-config lmdb), libsqlite3-dev (pkg-config sqlite3), python3, nginx and make with your package manager"
 
 if [ "$(id -u)" -eq 0 ]; then
     as_root=()
 elif command -v sudo >/dev/null 2>&1; then
     as_root=(sudo)
 else
-    die "missing ${missing[*]}: run this as root or install sudo (apt-get install liblmdb-dev pkg-config python3 nginx-light make)"
+    die "missing ${missing[*]}: run this as root or install sudo (apt-get install liblmdb-dev libsqlite3-dev pkg-config python3 nginx-light make)"
 fi
 
 log="$(mktemp "${TMPDIR:-/tmp}/freshet-bootstrap.XXXXXX")"
@@ -76,6 +82,12 @@ for thing in "${missing[@]}"; do
             command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
             install_pkgs lmdb "${pkgs[@]}"
             have_lmdb || die "liblmdb-dev is installed but pkg-config still does not find lmdb"
+            ;;
+        sqlite)
+            pkgs=(libsqlite3-dev)
+            command -v pkg-config >/dev/null 2>&1 || pkgs+=(pkg-config)
+            install_pkgs sqlite "${pkgs[@]}"
+            have_sqlite || die "libsqlite3-dev is installed but pkg-config still does not find sqlite3"
             ;;
         python3)
             install_pkgs python3 python3

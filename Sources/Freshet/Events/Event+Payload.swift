@@ -65,7 +65,12 @@ extension Event {
     }
 
     static func decode(kind: EventKind, payload: [UInt8]) throws -> Event {
-        var r = ByteReader(payload)
+        try decode(kind: kind, payload: ByteReader(payload))
+    }
+
+    /// Decodes a payload read in place from its record's bytes (no copy).
+    static func decode(kind: EventKind, payload: ByteReader) throws -> Event {
+        var r = payload
         switch kind {
         case .fetched:
             var placementCode: UInt64 = 0

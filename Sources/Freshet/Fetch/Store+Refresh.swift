@@ -64,7 +64,7 @@ extension Store {
             let endings = refreshes.endings(resource.collection)
             let mark: SyncMark?
             do {
-                mark = try snapshot(resource.collection).syncMark
+                mark = try syncMark(resource.collection)
             } catch {
                 throw FetchError(.storage, error.message, url: urlRedaction.redact(resource.path))
             }
@@ -201,7 +201,7 @@ extension Store {
         let policy = resource.freshness ?? configuration.defaultFreshness
         let stored: SyncMark?
         do {
-            stored = try snapshot(collection).syncMark
+            stored = try syncMark(collection)
         } catch {
             throw FetchError(.storage, error.message, url: logged(start))
         }

@@ -129,15 +129,15 @@ enum Fold {
     /// order). A row whose ID is elsewhere in the collection moves here (the newest page wins),
     /// so no ID is ever held twice. Returns whether anything changed; identical rows write nothing.
     private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
-        let existing = try state.entries(from: lower, to: upper, prefix: prefix, in: txn)
-        let wanted = rows.enumerated().map { (Keys.position(page: page, index: $0.offset), MaterializedState.encodeRow($0.element)) }
-        if existing.count == wanted.count, zip(existing, wanted).allSatisfy({ $0.position == $1.0 && $0.value == $1.1 }) {
+        // Each row is encoded once: for the comparison and, when something changed, for the put.
+        let wanted = rows.enumerated().map { (position: Keys.position(page: page, index: $0.offset), value: MaterializedState.encodeRow($0.element)) }
+        if try state.range(from: lower, to: upper, prefix: prefix, holds: wanted, in: txn) {
             return false
         }
         try state.removePositions(from: lower, to: upper, prefix: prefix, in: txn)
-        for (i, row) in rows.enumerated() {
+        for (row, encoded) in zip(rows, wanted) {
             try state.remove(id: row.id, prefix: prefix, in: txn)
-            try state.put(row, at: Keys.position(page: page, index: i), prefix: prefix, in: txn)
+            try state.put(encoded: encoded.value, id: row.id, at: encoded.position, prefix: prefix, in: txn)
         }
         return true
     }
@@ -145,9 +145,10 @@ enum Fold {
     /// Replaces the row with the same ID in place, or appends the row after the last one.
     /// Returns whether anything changed.
     static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+        let encoded = MaterializedState.encodeRow(row)
         if let position = try state.position(of: row.id, prefix: prefix, in: txn) {
-            if try state.value(at: position, prefix: prefix, in: txn) == MaterializedState.encodeRow(row) { return false }
-            try state.put(row, at: position, prefix: prefix, in: txn)
+            if try state.value(at: position, prefix: prefix, equals: encoded, in: txn) { return false }
+            try state.put(encoded: encoded, id: row.id, at: position, prefix: prefix, in: txn)
         } else {
             var position: UInt64 = 0
             if let last = try state.lastPosition(prefix: prefix, in: txn) {
@@ -157,7 +158,7 @@ enum Fold {
                 }
                 position = last + 1
             }
-            try state.put(row, at: position, prefix: prefix, in: txn)
+            try state.put(encoded: encoded, id: row.id, at: position, prefix: prefix, in: txn)
         }
         return true
     }

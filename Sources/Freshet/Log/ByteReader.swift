@@ -18,6 +18,14 @@ struct ByteReader {
         self.end = bytes.count
     }
 
+    /// Reads `bytes[0 ..< end]` without copying them.
+    init(_ bytes: [UInt8], end: Int) {
+        precondition(end >= 0 && end <= bytes.count, "ByteReader end \(end) outside 0...\(bytes.count)")
+        self.bytes = bytes
+        self.offset = 0
+        self.end = end
+    }
+
     private init(bytes: [UInt8], offset: Int, end: Int) {
         self.bytes = bytes
         self.offset = offset
@@ -50,6 +58,13 @@ struct ByteReader {
         try need(n, what)
         defer { offset += n }
         return bytes[offset..<offset + n]
+    }
+
+    /// A reader over the next `n` bytes (sharing the storage, no copy); skips them here.
+    mutating func reader(_ n: Int, _ what: String) throws(FormatError) -> ByteReader {
+        try need(n, what)
+        defer { offset += n }
+        return ByteReader(bytes: bytes, offset: offset, end: offset + n)
     }
 
     mutating func varint(_ what: String = "varint") throws(FormatError) -> UInt64 {

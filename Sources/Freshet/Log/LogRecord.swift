@@ -103,7 +103,7 @@ public struct LogRecord: Sendable, Hashable {
         guard stored == computed else {
             throw StoreError(.checksumMismatch, "\(at) fails its CRC-32C: stored \(hex(stored)), computed \(hex(computed))", lsn: expectedLSN)
         }
-        var r = ByteReader(Array(body))
+        var r = ByteReader(bytes, end: body.count)
         do {
             let version = try r.u8("format version")
             guard version == formatVersion else {
@@ -127,7 +127,7 @@ public struct LogRecord: Sendable, Hashable {
                 throw StoreError(.corruptRecord, "\(at) has a collection name that is not UTF-8", lsn: lsn)
             }
             let payloadLength = Int(try r.u32("payload length"))
-            let payload = Array(try r.bytes(payloadLength, "payload"))
+            let payload = try r.reader(payloadLength, "payload")
             guard r.isAtEnd else {
                 throw StoreError(.corruptRecord, "\(at) has \(r.remaining) bytes after its payload", lsn: lsn)
             }

@@ -5,10 +5,15 @@ import Synchronization
 /// order, so each observer sees snapshots in LSN order. Observers of the same collection
 /// share one read per publication.
 final class ObserverHub: Sendable {
-    private struct Subscriber: Sendable {
-        var buffer: SnapshotBuffer
+    /// A class, so a delivery updates `last` in place: no dictionary write per observer per
+    /// commit.
+    private final class Subscriber: @unchecked Sendable {
+        // @unchecked: `last` is read and written only on the hub's delivery queue.
+        let buffer: SnapshotBuffer
         /// What the last snapshot sent showed, to skip emissions that would show the same.
         var last: Shown?
+
+        init(buffer: SnapshotBuffer) { self.buffer = buffer }
     }
 
     /// What distinguishes one emission from the next: the commit it reflects (the
@@ -94,14 +99,10 @@ final class ObserverHub: Sendable {
             return
         }
         let shown = Shown(snapshot)
-        var sent: [UInt64] = []
-        for (id, s) in targets {
+        for s in targets.values {
             if let last = s.last, last == shown { continue }
             s.buffer.yield(snapshot)
-            sent.append(id)
-        }
-        subscribers.withLock { subs in
-            for id in sent { subs[collection]?[id]?.last = shown }
+            s.last = shown
         }
     }
 }

@@ -5,6 +5,14 @@ import FreshetLMDB
 /// transaction. Only ``Fold`` writes through it; snapshots and tools read through it.
 struct MaterializedState {
     let dbs: StoreDatabases
+    /// Set by the writer for the length of one commit: SyncMarks are then read from and
+    /// written to the cache, decoded and encoded once per commit (see ``SyncMarkCache``).
+    var marks: SyncMarkCache?
+
+    init(dbs: StoreDatabases, marks: SyncMarkCache? = nil) {
+        self.dbs = dbs
+        self.marks = marks
+    }
 
     // MARK: Reading
 
@@ -40,9 +48,15 @@ struct MaterializedState {
     }
 
     func syncMark(_ collection: String, in txn: borrowing Transaction) throws -> SyncMark? {
-        guard let bytes = try txn.get(dbs.marks, key: Array(collection.utf8)) else { return nil }
+        if let marks, let cached = marks.cached(collection) { return cached }
+        guard let bytes = try txn.get(dbs.marks, key: Array(collection.utf8)) else {
+            marks?.remember(nil, for: collection)
+            return nil
+        }
         do {
-            return try SyncMark.decode(bytes)
+            let mark = try SyncMark.decode(bytes)
+            marks?.remember(mark, for: collection)
+            return mark
         } catch let error as FormatError {
             throw StoreError(.corruptRecord, "SyncMark of \(collection): \(error.reason)")
         }
@@ -73,6 +87,25 @@ struct MaterializedState {
         }
     }
 
+    /// The ID of an encoded row, without copying its JSON.
+    static func decodeRowID(_ value: UnsafeRawBufferPointer) throws -> String {
+        var length: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = 0
+        while true {
+            guard i < value.count, shift < 64 else { throw StoreError(.corruptRecord, "materialized row: truncated row ID length") }
+            let b = value[i]
+            i += 1
+            length |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { break }
+            shift += 7
+        }
+        guard length <= UInt64(value.count - i), let id = String(validating: value[i..<(i + Int(length))], as: UTF8.self) else {
+            throw StoreError(.corruptRecord, "materialized row: row ID is truncated or not UTF-8")
+        }
+        return id
+    }
+
     static func encodeRow(_ row: Row) -> [UInt8] {
         var w = ByteWriter(capacity: row.json.count + row.id.utf8.count + 2)
         let id = Array(row.id.utf8)
@@ -84,7 +117,13 @@ struct MaterializedState {
 
     // MARK: Writing (fold only)
 
+    /// Stores the mark: in the commit's cache when there is one (written when the commit
+    /// ends), else in the database at once.
     func putSyncMark(_ mark: SyncMark, _ collection: String, in txn: borrowing Transaction) throws {
+        if let marks {
+            marks.set(mark, for: collection)
+            return
+        }
         try txn.put(dbs.marks, key: Array(collection.utf8), value: mark.encoded())
     }
 
@@ -97,8 +136,13 @@ struct MaterializedState {
 
     /// Writes `row` at `position`, replacing what was there, and indexes its ID.
     func put(_ row: Row, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
-        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: Self.encodeRow(row))
-        try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: row.id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+        try put(encoded: Self.encodeRow(row), id: row.id, at: position, prefix: prefix, in: txn)
+    }
+
+    /// Writes a row already encoded by ``encodeRow(_:)`` at `position` and indexes its `id`.
+    func put(encoded value: [UInt8], id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
+        try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
     }
 
     /// Removes the row with `id`; returns whether it was there.
@@ -118,7 +162,7 @@ struct MaterializedState {
             guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
             if let upper, Keys.readUInt64(key, at: prefix.count) >= upper { return false }
             do {
-                doomed.append((Array(key), try Self.decodeRow(value).id))
+                doomed.append((Array(key), try Self.decodeRowID(value)))
             } catch {
                 failure = error
                 return false
@@ -132,22 +176,39 @@ struct MaterializedState {
         }
     }
 
-    /// The stored (position, encoded row) pairs with positions in `lower ..< upper` (nil: to the end), in order.
-    func entries(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], in txn: borrowing Transaction) throws -> [(position: UInt64, value: [UInt8])] {
-        var found: [(position: UInt64, value: [UInt8])] = []
+    /// Whether the rows at positions `lower ..< upper` (nil: to the end) are exactly `wanted`
+    /// (positions and encoded bytes, in order); compares in place, copying nothing.
+    func range(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], holds wanted: [(position: UInt64, value: [UInt8])], in txn: borrowing Transaction) throws -> Bool {
+        var i = 0
+        var same = true
         try txn.forEach(dbs.rows, from: Keys.row(prefix, position: lower)) { key, value in
             guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
             let position = Keys.readUInt64(key, at: prefix.count)
             if let upper, position >= upper { return false }
-            found.append((position, Array(value)))
+            guard i < wanted.count, wanted[i].position == position, Self.same(value, wanted[i].value) else {
+                same = false
+                return false
+            }
+            i += 1
             return true
         }
-        return found
+        return same && i == wanted.count
     }
 
     /// The encoded row stored at `position`, if any.
     func value(at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws -> [UInt8]? {
         try txn.get(dbs.rows, key: Keys.row(prefix, position: position))
+    }
+
+    /// Whether the row stored at `position` has exactly the bytes `encoded` (compared in place).
+    func value(at position: UInt64, prefix: [UInt8], equals encoded: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+        try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, encoded) } ?? false
+    }
+
+    static func same(_ stored: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {
+        guard stored.count == bytes.count else { return false }
+        guard let a = stored.baseAddress else { return true }
+        return bytes.withUnsafeBytes { b in b.baseAddress.map { memcmp(a, $0, stored.count) == 0 } ?? false }
     }
 
     /// The largest position in the collection, or nil when it is empty.

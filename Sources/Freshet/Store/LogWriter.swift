@@ -7,9 +7,11 @@ import Synchronization
 /// **group-committed**: everything queued while the previous transaction was committing goes
 /// into the next one — one write transaction, one fsync.
 ///
-/// Each caller's batch runs in a nested transaction, so a batch that fails (an invalid event)
-/// is undone alone and the others in the group still commit. Write transactions run on the
-/// writer's own dispatch queue and never cross an `await`.
+/// A group runs in one write transaction without nested transactions; when a caller's batch
+/// fails (an invalid event), the transaction is aborted and the group is redone with a nested
+/// transaction per batch, so the bad batch is undone alone and the others still commit.
+/// SyncMarks are decoded once and written once per commit (``SyncMarkCache``). Write
+/// transactions run on the writer's own dispatch queue and never cross an `await`.
 final class LogWriter: Sendable {
     struct Entry: Sendable {
         var collection: String
@@ -94,62 +96,117 @@ final class LogWriter: Sendable {
         }
     }
 
-    /// Commits `jobs` in one write transaction.
-    ///
-    /// The LSNs are taken from the store inside the transaction (the larger of `meta.lastLSN`
-    /// and the log's last key), never from memory: another process may have appended since
-    /// this one last committed (docs/architecture.md, "Several processes"). Collections that
-    /// other process touched are announced to observers with this commit's.
+    /// A batch that threw while the group ran without nested transactions.
+    private struct BatchFailed: Error {
+        var error: any Error
+    }
+
     private func commit(_ jobs: [Job]) {
+        let group = commitGroup(jobs.map(\.entries))
+        for (job, result) in zip(jobs, group.results) {
+            if case .success = result { job.onCommitted?() }
+            job.continuation.resume(with: result)
+        }
+        if !group.touched.isEmpty { didCommit(group.touched, group.last) }
+    }
+
+    /// Appends and folds `batches` as one group commit, one result per batch (the batch's
+    /// last LSN, or why it failed: a failed batch is undone alone). Runs on the writer's queue;
+    /// tests call it directly, with no append in flight, to put batches in one group.
+    func commitGroup(_ batches: [[Entry]]) -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
         let known = mutable.withLock { $0.lastLSN }
-        var results: [Result<LSN, any Error>] = []
+        var results: [Result<LSN, any Error>]
         var touched = Set<String>()
         var last = known
         do {
-            try env.write { txn in
-                let stored = try state.dbs.lastLSN(in: txn)
-                if stored > known {
-                    touched = try Self.collections(after: known, through: stored, state: state, in: txn)
-                }
-                last = stored
-                for job in jobs {
-                    do {
-                        let jobLast = try txn.nested { child in
-                            var lsn = last
-                            for entry in job.entries {
-                                guard let following = lsn.successor else {
-                                    throw StoreError(.logExhausted, "the log of \(env.path) has used its last LSN (\(lsn)); nothing more can be appended", lsn: lsn)
-                                }
-                                lsn = following
-                                let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
-                                try child.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
-                                try Fold.apply(record, to: state, in: child)
-                            }
-                            return lsn
-                        }
-                        last = jobLast
-                        results.append(.success(jobLast))
-                        for entry in job.entries { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
-                    } catch {
-                        results.append(.failure(StoreError(error, doing: "appending to \(job.entries[0].collection)")))
-                    }
-                }
-                if last != stored {
-                    try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
+            do {
+                // The common case: every batch straight in the one write transaction.
+                (results, touched, last) = try write(batches, known: known, isolated: false)
+            } catch let failed as BatchFailed {
+                if batches.count == 1 {
+                    // Alone in its group: the aborted transaction undid exactly this batch.
+                    results = [.failure(StoreError(failed.error, doing: "appending to \(batches[0][0].collection)"))]
+                } else {
+                    // A batch failed: redo the group with a nested transaction per batch, so
+                    // that batch fails alone and the others still commit.
+                    (results, touched, last) = try write(batches, known: known, isolated: true)
                 }
             }
         } catch {
-            let failure = StoreError(error, doing: "committing \(jobs.count) appends")
-            results = jobs.map { _ in .failure(failure) }
+            let failure = StoreError(error, doing: "committing \(batches.count) appends")
+            results = batches.map { _ in .failure(failure) }
             touched = []
             last = known
         }
         mutable.withLock { $0.lastLSN = max($0.lastLSN, last) }
-        for (job, result) in zip(jobs, results) {
-            if case .success = result { job.onCommitted?() }
-            job.continuation.resume(with: result)
+        return (results, touched, last)
+    }
+
+    /// Appends and folds `batches` in one write transaction, SyncMarks cached for its length
+    /// (``SyncMarkCache``). With `isolated`, each batch runs in a nested transaction and a batch
+    /// that throws is undone alone (its result is the failure); without, the first batch that
+    /// throws aborts the whole transaction with ``BatchFailed``.
+    ///
+    /// The LSNs are taken from the store inside the transaction (the larger of `meta.lastLSN`
+    /// and the log's last key), never from memory: another process may have appended since
+    /// this one last committed (`known`; docs/architecture.md, "Several processes").
+    /// Collections that other process touched are announced to observers with this commit's.
+    private func write(_ batches: [[Entry]], known: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
+        let marks = SyncMarkCache()
+        let folding = MaterializedState(dbs: state.dbs, marks: marks)
+        var results: [Result<LSN, any Error>] = []
+        var touched = Set<String>()
+        var last = known
+        try env.write { txn in
+            let stored = try state.dbs.lastLSN(in: txn)
+            if stored > known {
+                touched = try Self.collections(after: known, through: stored, state: state, in: txn)
+            }
+            last = stored
+            for batch in batches {
+                let jobLast: LSN
+                if isolated {
+                    let saved = marks.checkpoint()
+                    do {
+                        jobLast = try txn.nested { child in try fold(batch, after: last, state: folding, in: child) }
+                    } catch {
+                        // The nested transaction is undone; so is what it cached.
+                        marks.restore(saved)
+                        results.append(.failure(StoreError(error, doing: "appending to \(batch[0].collection)")))
+                        continue
+                    }
+                } else {
+                    do {
+                        jobLast = try fold(batch, after: last, state: folding, in: txn)
+                    } catch {
+                        throw BatchFailed(error: error)
+                    }
+                }
+                last = jobLast
+                results.append(.success(jobLast))
+                for entry in batch { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
+            }
+            try marks.flush(into: txn, database: state.dbs.marks)
+            if last != stored {
+                try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
+            }
         }
-        if !touched.isEmpty { didCommit(touched, last) }
+        return (results, touched, last)
+    }
+
+    /// Appends each of the batch's events after `last` and folds it; returns its last LSN.
+    private func fold(_ batch: [Entry], after last: LSN, state: MaterializedState, in txn: borrowing Transaction) throws -> LSN {
+        var lsn = last
+        for entry in batch {
+            guard let following = lsn.successor else {
+                throw StoreError(.logExhausted, "the log of \(env.path) has used its last LSN (\(lsn)); nothing more can be appended", lsn: lsn)
+            }
+            lsn = following
+            let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
+            try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
+            try Fold.apply(record, to: state, in: txn)
+        }
+        return lsn
     }
 
     /// Looks for commits made by other processes since this one last committed or looked:

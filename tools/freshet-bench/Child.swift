@@ -1,0 +1,62 @@
+import Foundation
+
+/// One (workload, engine) measurement in a process of its own, so its peak memory is its own.
+/// It writes a ``Result`` as JSON to the file the parent named.
+enum Child {
+    struct Job: Sendable {
+        var workload: String
+        var engine: Engine
+        /// Build the workload's stores (untimed) instead of measuring.
+        var prepare: Bool
+        var resultPath: String
+    }
+
+    struct Result: Codable, Sendable {
+        /// Measured values by key (`value`, `p50`, `p99`, `dump-json`, …).
+        var values: [String: Double] = [:]
+        /// What the engine stored, for the agreement check (``Digest/text``).
+        var digest: String?
+        /// Peak resident memory of the process (bytes), and what it was before the timed part.
+        var peakBytes = 0
+        var peakBeforeBytes = 0
+        /// Bytes of the store's files after the workload.
+        var fileBytes = 0
+        var notes: [String] = []
+    }
+
+    static func run(_ job: Job, options: Options) async -> Int32 {
+        guard let work = options.workDirectory else {
+            FileHandle.standardError.write(Data("freshet-bench: --child needs --work\n".utf8))
+            return 2
+        }
+        do {
+            let inputs = try Inputs.load(from: work)
+            let workloads = Workloads(inputs: inputs, work: work, sizes: Sizes(smoke: options.smoke), engine: job.engine)
+            var result = job.prepare ? Result() : try await workloads.measure(job.workload)
+            if job.prepare { try await workloads.prepare(job.workload) }
+            result.peakBytes = Measure.peakRSS()
+            let data = try JSONEncoder().encode(result)
+            try data.write(to: URL(fileURLWithPath: job.resultPath))
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("freshet-bench: \(job.workload) \(job.engine.rawValue): \(error)\n".utf8))
+            return 1
+        }
+    }
+}
+
+/// How big each workload is: the issue's sizes, or small ones for `--smoke`.
+struct Sizes: Sendable {
+    var smoke: Bool
+    /// Writes per task in W1 (the issue: 50).
+    var w1Writes: Int { smoke ? 10 : 50 }
+    var w2Iterations: Int { smoke ? 2 : 10 }
+    var w2bIterations: Int { smoke ? 1 : 3 }
+    var w3Rows: Int { smoke ? 1000 : 10_000 }
+    var w3Iterations: Int { smoke ? 2 : 5 }
+    var w4Rows: Int { 100 }
+    func w4Commits(observers: Int) -> Int { smoke ? 5 : (observers >= 1000 ? 50 : 200) }
+    var w5Records: Int { smoke ? 10_000 : 1_000_000 }
+    var w7Collections: Int { smoke ? 500 : 5000 }
+    var w7Writes: Int { smoke ? 20 : 300 }
+}

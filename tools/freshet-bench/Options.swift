@@ -1,0 +1,86 @@
+import Foundation
+
+/// The command line, parsed by hand.
+struct Options: Sendable {
+    enum Mode: Sendable {
+        case help
+        case run
+        case child(Child.Job)
+    }
+
+    var mode: Mode = .run
+    var smoke = false
+    var rounds = 5
+    var jsonPath: String?
+    /// Only these workload groups (`W1`, `W2`, `W2b`, `W3`, `W4`, `W5`, `W7`); empty: all.
+    var only: Set<String> = []
+    /// Where inputs and stores go; a fresh temporary directory when nil.
+    var workDirectory: String?
+    var keep = false
+
+    struct UsageError: Error {
+        var message: String
+    }
+
+    static let usage = """
+        usage: freshet-bench [--smoke] [--rounds N] [--json FILE] [--only W1,W2,...] [--work DIR] [--keep]
+          --smoke     every workload small (under a minute); checks that the engines agree
+          --rounds N  interleaved rounds; the table shows medians (default 5, smoke 1)
+          --json FILE write [{workload, engine, value, unit, better}] to FILE
+          --only LIST run only these workload groups (W1 W2 W2b W3 W4 W5 W7)
+          --work DIR  put inputs and stores in DIR (default: a new temporary directory)
+          --keep      keep the work directory
+        exit status: 0 ok, 1 engines disagree or a workload failed, 2 usage
+        """
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+        var o = Options()
+        var rest = arguments[...]
+        var roundsGiven = false
+        func value(_ option: String) throws(UsageError) -> String {
+            guard let v = rest.popFirst() else { throw UsageError(message: "\(option) needs a value") }
+            return v
+        }
+        while let arg = rest.popFirst() {
+            switch arg {
+            case "--help", "-h": o.mode = .help
+            case "--smoke": o.smoke = true
+            case "--keep": o.keep = true
+            case "--rounds":
+                let v = try value(arg)
+                guard let n = Int(v), n >= 1 else { throw UsageError(message: "--rounds needs a whole number ≥ 1, got \(v)") }
+                o.rounds = n
+                roundsGiven = true
+            case "--json": o.jsonPath = try value(arg)
+            case "--work": o.workDirectory = try value(arg)
+            case "--only": o.only = Set(try value(arg).split(separator: ",").map(String.init))
+            case "--child":
+                let workload = try value(arg)
+                let engine = try value(arg)
+                guard let e = Engine(rawValue: engine) else { throw UsageError(message: "unknown engine \(engine)") }
+                let phase = try value(arg)
+                let out = try value(arg)
+                o.mode = .child(Child.Job(workload: workload, engine: e, prepare: phase == "prepare", resultPath: out))
+            default: throw UsageError(message: "unknown argument \(arg)")
+            }
+        }
+        if o.smoke && !roundsGiven { o.rounds = 1 }
+        return o
+    }
+}
+
+/// The engines compared.
+enum Engine: String, Sendable, CaseIterable, Codable {
+    case freshet
+    case lmdb
+    case sqlite
+}
+
+/// How hard a commit works to reach the disk, mapped onto each engine: Freshet's
+/// `Configuration.Durability`, LMDB's flags (none / `MDB_NOMETASYNC` / `MDB_NOSYNC`) and
+/// SQLite's `PRAGMA synchronous` in WAL mode (FULL / NORMAL / OFF).
+enum Durability: String, Sendable {
+    case full
+    case relaxed
+    case none
+}

@@ -1,0 +1,447 @@
+import Foundation
+import Freshet
+import FreshetCommands
+import Synchronization
+
+/// A pokemon list entry, as an app would decode it (W3).
+struct PokemonEntry: Decodable, Sendable {
+    var name: String
+    var url: String
+}
+
+/// The workloads of issue 9, for one engine. Each returns a ``Child/Result``.
+struct Workloads: Sendable {
+    let inputs: Inputs
+    let work: String
+    let sizes: Sizes
+    let engine: Engine
+
+    /// A fresh store directory for one measurement.
+    private func freshDirectory(_ workload: String) -> String {
+        let name = workload.replacingOccurrences(of: "/", with: "-")
+        return "\(work)/stores/\(name)-\(engine.rawValue)-\(getpid())"
+    }
+
+    private func preparedDirectory(_ workload: String, _ suffix: String = "") -> String {
+        "\(work)/prepared/\(workload)/\(engine.rawValue)\(suffix)"
+    }
+
+    private func open(_ directory: String, _ durability: Durability) throws -> any BenchStore {
+        switch engine {
+        case .freshet: try FreshetStore(directory: directory, durability: durability)
+        case .lmdb: try LMDBStore(directory: directory, durability: durability)
+        case .sqlite: try SQLiteStore(directory: directory, durability: durability)
+        }
+    }
+
+    func prepare(_ workload: String) async throws {
+        switch workload {
+        case "W3":
+            let store = try open(preparedDirectory("W3"), .none)
+            try await store.load([("w3", inputs.cycledRows(sizes.w3Rows))])
+            store.close()
+        case "W5":
+            try await prepareLog()
+        case "W7":
+            for count in [10, sizes.w7Collections] {
+                let store = try open(preparedDirectory("W7", "-\(count)"), .none)
+                try await store.load((0..<count).map { (collection: "c\($0)", rows: inputs.cycledRows(10)) })
+                store.close()
+            }
+        default:
+            throw BenchError("\(workload) has nothing to prepare")
+        }
+    }
+
+    func measure(_ workload: String) async throws -> Child.Result {
+        switch workload {
+        case "W1/1": try await w1(tasks: 1, durability: .full)
+        case "W1/8": try await w1(tasks: 8, durability: .full)
+        case "W1/64": try await w1(tasks: 64, durability: .full)
+        case "W1/64-relaxed": try await w1(tasks: 64, durability: .relaxed)
+        case "W2": try await w2()
+        case "W2b": try await w2b()
+        case "W3": try await w3()
+        case "W4/1": try await w4(observers: 1)
+        case "W4/100": try await w4(observers: 100)
+        case "W4/1000": try await w4(observers: 1000)
+        case "W5": try await w5()
+        case "W7": try await w7()
+        default: throw BenchError("unknown workload \(workload)")
+        }
+    }
+
+    // MARK: W1 — N tasks × 50 durable small writes
+
+    private func w1(tasks: Int, durability: Durability) async throws -> Child.Result {
+        let directory = freshDirectory("W1-\(tasks)-\(durability)")
+        defer { remove(directory) }
+        let store = try open(directory, durability)
+        let writes = sizes.w1Writes
+        var result = Child.Result()
+        result.peakBeforeBytes = Measure.peakRSS()
+        let start = Measure.now()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<tasks {
+                group.addTask {
+                    for i in 0..<writes {
+                        try await store.write(collection: "w1-\(t)", id: String(i), json: Array(#"{"i":\#(i),"task":\#(t)}"#.utf8))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = Measure.now() - start
+        result.values["value"] = Double(tasks * writes) / Measure.seconds(elapsed)
+        result.digest = try store.digest((0..<tasks).map { "w1-\($0)" }).text
+        store.close()
+        result.fileBytes = Measure.directoryBytes(directory)
+        return result
+    }
+
+    // MARK: W2 — fold one fetched 1,000-row list page
+
+    private func w2() async throws -> Child.Result {
+        let directory = freshDirectory("W2")
+        defer { remove(directory) }
+        let store = try open(directory, .none)
+        var result = Child.Result()
+        var times: [Double] = []
+        result.peakBeforeBytes = Measure.peakRSS()
+        for k in 0..<sizes.w2Iterations {
+            let path = "/bench/page-\(k)"
+            store.stage(path: path, body: inputs.page)
+            let start = Measure.now()
+            try await store.foldPage(collection: "page-\(k)", path: path, body: inputs.page)
+            times.append(Measure.ms(Measure.now() - start))
+        }
+        result.values["value"] = Measure.median(times)
+        if let freshet = store as? FreshetStore {
+            // Diagnostic: the same page appended with its rows already extracted, so the table
+            // shows Freshet's own storage work apart from turning the response into rows.
+            let rows = try freshet.store.snapshot("page-0").rows
+            var appendTimes: [Double] = []
+            for k in 0..<sizes.w2Iterations {
+                let event = Event.fetched(Event.Fetched(placement: .page(index: 0, isLast: true), rows: rows, response: ResponseInfo(url: FreshetStore.baseURL + "/append", status: 200)))
+                let start = Measure.now()
+                try await freshet.store.append(event, to: "append-\(k)")
+                appendTimes.append(Measure.ms(Measure.now() - start))
+            }
+            result.values["append"] = Measure.median(appendTimes)
+        }
+        let digest = try store.digest(["page-0"])
+        guard digest.rows == Inputs.pageRows else { throw BenchError("W2 stored \(digest.rows) rows, not \(Inputs.pageRows)") }
+        result.digest = digest.text
+        store.close()
+        result.fileBytes = Measure.directoryBytes(directory)
+        return result
+    }
+
+    // MARK: W2b — fold 20 real detail documents
+
+    private func w2b() async throws -> Child.Result {
+        let directory = freshDirectory("W2b")
+        defer { remove(directory) }
+        let store = try open(directory, .none)
+        var result = Child.Result()
+        for d in inputs.documents { store.stage(path: "/bench/doc/\(d.id)", body: d.body) }
+        var rates: [Double] = []
+        result.peakBeforeBytes = Measure.peakRSS()
+        for k in 0..<sizes.w2bIterations {
+            let start = Measure.now()
+            for d in inputs.documents {
+                try await store.foldDocument(collection: "details-\(k)", path: "/bench/doc/\(d.id)", body: d.body)
+            }
+            rates.append(Double(inputs.documentBytes) / 1e6 / Measure.seconds(Measure.now() - start))
+        }
+        result.values["value"] = Measure.median(rates)
+        if let freshet = store as? FreshetStore {
+            // Diagnostic: the documents appended as already-extracted rows (storage work only).
+            let rows = try freshet.store.snapshot("details-0").rows
+            let start = Measure.now()
+            for row in rows {
+                let event = Event.fetched(Event.Fetched(placement: .upsert, rows: [row], response: ResponseInfo(url: FreshetStore.baseURL + "/append", status: 200)))
+                try await freshet.store.append(event, to: "append")
+            }
+            result.values["append"] = Double(inputs.documentBytes) / 1e6 / Measure.seconds(Measure.now() - start)
+        }
+        result.digest = try store.digest(["details-0"]).text
+        store.close()
+        result.fileBytes = Measure.directoryBytes(directory)
+        result.notes.append("input \(inputs.documentBytes) bytes")
+        return result
+    }
+
+    // MARK: W3 — open + read 10,000 rows + decode to Decodable structs
+
+    private func w3() async throws -> Child.Result {
+        let directory = preparedDirectory("W3")
+        var result = Child.Result()
+        var times: [Double] = []
+        result.peakBeforeBytes = Measure.peakRSS()
+        for _ in 0..<sizes.w3Iterations {
+            let start = Measure.now()
+            let decoded = try openReadDecode(directory)
+            times.append(Measure.ms(Measure.now() - start))
+            guard decoded.count == sizes.w3Rows else { throw BenchError("W3 decoded \(decoded.count) rows, not \(sizes.w3Rows)") }
+        }
+        result.values["value"] = Measure.median(times)
+        let store = try open(directory, .none)
+        result.digest = try store.digest(["w3"]).text
+        store.close()
+        result.fileBytes = Measure.directoryBytes(directory)
+        return result
+    }
+
+    private func openReadDecode(_ directory: String) throws -> [PokemonEntry] {
+        switch engine {
+        case .freshet:
+            let store = try FreshetStore(directory: directory, durability: .none)
+            defer { store.close() }
+            return try store.store.snapshot("w3").decodeRows(PokemonEntry.self)
+        case .lmdb:
+            let store = try LMDBStore(directory: directory, durability: .none)
+            defer { store.close() }
+            let decoder = JSONDecoder()
+            var out: [PokemonEntry] = []
+            try store.forEachRow("w3") { _, json in out.append(try decoder.decode(PokemonEntry.self, from: Data(json))) }
+            return out
+        case .sqlite:
+            let store = try SQLiteStore(directory: directory, durability: .none)
+            defer { store.close() }
+            let decoder = JSONDecoder()
+            var out: [PokemonEntry] = []
+            try store.forEachRow("w3") { _, json in out.append(try decoder.decode(PokemonEntry.self, from: Data(json))) }
+            return out
+        }
+    }
+
+    // MARK: W4 — commit → N observers
+
+    private struct Delivery: Sendable {
+        var lsn: UInt64
+        var rows: [(id: String, json: [UInt8])]
+    }
+
+    private func w4(observers: Int) async throws -> Child.Result {
+        let directory = freshDirectory("W4-\(observers)")
+        defer { remove(directory) }
+        let rows = inputs.cycledRows(sizes.w4Rows)
+        let commits = sizes.w4Commits(observers: observers)
+        let probe = LatencyProbe()
+        let countdown = probe.countdown
+        var result = Child.Result()
+        let store = try open(directory, .none)
+        try await store.load([("w4", rows)])
+        var tasks: [Task<Void, Never>] = []
+        var continuations: [AsyncStream<Delivery>.Continuation] = []
+        if let freshet = store as? FreshetStore {
+            let base = freshet.store.lastLSN.rawValue
+            probe.expect(base)
+            countdown.reset(observers)
+            for _ in 0..<observers {
+                tasks.append(Task {
+                    var seen: UInt64 = 0
+                    do {
+                        for try await snapshot in freshet.store.observe("w4") { probe.received(snapshot.lsn.rawValue, &seen) }
+                    } catch {
+                        probe.failed("\(error)")
+                    }
+                })
+            }
+            await countdown.wait()
+            probe.clear()
+        } else {
+            for _ in 0..<observers {
+                let (stream, continuation) = AsyncStream<Delivery>.makeStream(bufferingPolicy: .bufferingNewest(1))
+                continuations.append(continuation)
+                tasks.append(Task {
+                    var seen: UInt64 = 0
+                    for await delivery in stream { probe.received(delivery.lsn, &seen) }
+                })
+            }
+        }
+        result.peakBeforeBytes = Measure.peakRSS()
+        for i in 0..<commits {
+            countdown.reset(observers)
+            let lsn: UInt64 = if let freshet = store as? FreshetStore { freshet.store.lastLSN.rawValue + 1 } else { UInt64(i + 1) }
+            probe.expect(lsn)
+            try await store.write(collection: "w4", id: String(i % rows.count), json: inputs.listRows[(i * 7 + 3) % inputs.listRows.count].json)
+            switch engine {
+            case .freshet:
+                break // the store's observer hub delivers
+            case .lmdb:
+                // The floor: one read for all observers.
+                let snapshot = Delivery(lsn: lsn, rows: try store.rows("w4"))
+                for c in continuations { c.yield(snapshot) }
+            case .sqlite:
+                // As GRDB's ValueObservation does by default: each observation fetches its own value.
+                for c in continuations { c.yield(Delivery(lsn: lsn, rows: try store.rows("w4"))) }
+            }
+            await countdown.wait()
+        }
+        let samples = probe.samples
+        result.values["p50"] = Measure.percentile(samples, 50)
+        result.values["p99"] = Measure.percentile(samples, 99)
+        result.digest = try store.digest(["w4"]).text
+        store.close()
+        for c in continuations { c.finish() }
+        for t in tasks { await t.value }
+        if let f = probe.firstFailure { throw BenchError("an observer failed: \(f)") }
+        result.fileBytes = Measure.directoryBytes(directory)
+        return result
+    }
+
+    // MARK: W5 — replay, verify, dump --json on 1,000,000 records
+
+    /// Builds a Freshet store whose log holds `w5Records` records: `localWrite`s of one real
+    /// list row each, over 100 collections, appended 10,000 at a time.
+    private func prepareLog() async throws {
+        guard engine == .freshet else { return }
+        let store = try FreshetStore(directory: preparedDirectory("W5"), durability: .none)
+        defer { store.close() }
+        let total = sizes.w5Records
+        var done = 0
+        while done < total {
+            let n = min(10_000, total - done)
+            let events = (done..<(done + n)).map { j -> (collection: String, event: Event) in
+                let row = inputs.listRows[j % inputs.listRows.count]
+                return ("w5-\(j % 100)", .localWrite(Event.RowChanges([.upsert(Row(id: row.id, json: Data(row.json)))])))
+            }
+            try await store.store.append(events)
+            done += n
+        }
+    }
+
+    private func w5() async throws -> Child.Result {
+        let directory = "\(work)/prepared/W5/freshet"
+        var result = Child.Result()
+        let records = sizes.w5Records
+        result.peakBeforeBytes = Measure.peakRSS()
+        switch engine {
+        case .freshet:
+            result.values["dump-json"] = try toolRate(["dump", directory, "--json"], records: records)
+            result.values["dump-text"] = try toolRate(["dump", directory], records: records)
+            var configuration = Configuration(durability: .relaxed)
+            configuration.sendsMutations = false
+            let start = Measure.now()
+            let store = try Store(directory: URL(fileURLWithPath: directory), configuration: configuration, create: false)
+            var n = 0
+            try store.readLog { entry in
+                if case .record = entry { n += 1 }
+                return true
+            }
+            store.close()
+            guard n == records else { throw BenchError("readLog read \(n) records, not \(records)") }
+            result.values["scan"] = Double(n) / Measure.seconds(Measure.now() - start)
+            // Hooks for the commands issue 8 adds: measured once `freshet replay` / `freshet
+            // verify` exist in FreshetCommands; until then they are left out (the table prints n/a).
+            for command in ["replay", "verify"] {
+                if let rate = try toolRate([command, directory], records: records) {
+                    result.values[command] = rate
+                } else {
+                    result.notes.append("freshet \(command) does not exist yet: n/a")
+                }
+            }
+        case .lmdb:
+            let start = Measure.now()
+            let store = try LMDBStore(directory: directory, durability: .none, readOnly: true)
+            let scanned = try store.scanLog()
+            store.close()
+            guard scanned.records == records else { throw BenchError("raw scan read \(scanned.records) records, not \(records)") }
+            result.values["scan"] = Double(scanned.records) / Measure.seconds(Measure.now() - start)
+        case .sqlite:
+            throw BenchError("W5 has no SQLite side")
+        }
+        result.fileBytes = Measure.directoryBytes(directory)
+        return result
+    }
+
+    /// Records per second of a `freshet` command run through FreshetCommands' `Tool` (output
+    /// discarded, lines counted); nil when this build's `freshet` has no such command.
+    private func toolRate(_ arguments: [String], records: Int) throws -> Double? {
+        do {
+            _ = try Command.parse(arguments)
+        } catch {
+            return nil
+        }
+        let lines = LineCounter()
+        let start = Measure.now()
+        let status = Tool(standardOutput: { _ in lines.count += 1 }, standardError: { lines.errors.append($0) }).run(arguments)
+        let elapsed = Measure.now() - start
+        guard status == 0 else { throw BenchError("freshet \(arguments.joined(separator: " ")) exited \(status): \(lines.errors.joined(separator: "; "))") }
+        return Double(records) / Measure.seconds(elapsed)
+    }
+
+    // MARK: W7 — one small write, 5,000 vs 10 collections
+
+    private func w7() async throws -> Child.Result {
+        let small = try open(preparedDirectory("W7", "-10"), .none)
+        let large = try open(preparedDirectory("W7", "-\(sizes.w7Collections)"), .none)
+        var result = Child.Result()
+        var smallTimes: [Double] = []
+        var largeTimes: [Double] = []
+        result.peakBeforeBytes = Measure.peakRSS()
+        for i in 0..<sizes.w7Writes {
+            // Alternate which store goes first, so neither always follows the other.
+            let order = i % 2 == 0 ? [(small, true), (large, false)] : [(large, false), (small, true)]
+            for (store, isSmall) in order {
+                let start = Measure.now()
+                try await store.write(collection: "c0", id: "w\(i)", json: inputs.listRows[i % inputs.listRows.count].json)
+                let us = Measure.ms(Measure.now() - start) * 1000
+                if isSmall { smallTimes.append(us) } else { largeTimes.append(us) }
+            }
+        }
+        result.values["small"] = Measure.median(smallTimes)
+        result.values["large"] = Measure.median(largeTimes)
+        result.values["value"] = Measure.median(largeTimes) / Measure.median(smallTimes)
+        result.digest = try small.digest(["c0"]).text
+        small.close()
+        large.close()
+        result.fileBytes = Measure.directoryBytes(preparedDirectory("W7", "-\(sizes.w7Collections)"))
+        return result
+    }
+
+    private func remove(_ directory: String) {
+        do {
+            try FileManager.default.removeItem(atPath: directory)
+        } catch {
+            // A store that was never created has nothing to remove.
+        }
+    }
+}
+
+/// Observers' receive times for W4: the commit awaited (its LSN, or its number for the raw
+/// engines) and when it started; each observer records its latency once per commit.
+final class LatencyProbe: Sendable {
+    private let clock = ContinuousClock()
+    private let current: Mutex<(lsn: UInt64, at: ContinuousClock.Instant)>
+    private let latencies = Mutex<[Double]>([])
+    private let failures = Mutex<[String]>([])
+    let countdown = Countdown()
+
+    init() { current = Mutex((0, ContinuousClock.now)) }
+
+    /// The next commit to wait for starts now.
+    func expect(_ lsn: UInt64) { current.withLock { $0 = (lsn, clock.now) } }
+
+    func received(_ lsn: UInt64, _ seen: inout UInt64) {
+        let now = clock.now
+        let (want, at) = current.withLock { ($0.lsn, $0.at) }
+        guard lsn == want, seen != lsn else { return }
+        seen = lsn
+        latencies.withLock { $0.append(Measure.ms(now - at)) }
+        countdown.arrive()
+    }
+
+    func clear() { latencies.withLock { $0 = [] } }
+    func failed(_ message: String) { failures.withLock { $0.append(message) } }
+    var samples: [Double] { latencies.withLock { $0 } }
+    var firstFailure: String? { failures.withLock { $0.first } }
+}
+
+/// Counts the lines a `Tool` writes (it runs synchronously on the calling thread).
+final class LineCounter: @unchecked Sendable {
+    var count = 0
+    var errors: [String] = []
+}
