@@ -96,9 +96,12 @@ final class LogWriter: Sendable {
         }
     }
 
-    /// A batch that threw while the group ran without nested transactions.
+    /// A batch that threw while the group ran without nested transactions. It carries what the
+    /// aborted transaction read of other processes' commits, which stays true after the abort.
     private struct BatchFailed: Error {
         var error: any Error
+        var stored: LSN
+        var external: Set<String>
     }
 
     private func commit(_ jobs: [Job]) {
@@ -126,6 +129,9 @@ final class LogWriter: Sendable {
                 if batches.count == 1 {
                     // Alone in its group: the aborted transaction undid exactly this batch.
                     results = [.failure(StoreError(failed.error, doing: "appending to \(batches[0][0].collection)"))]
+                    // Another process's commits seen inside it are still announced.
+                    touched = failed.external
+                    last = failed.stored
                 } else {
                     // A batch failed: redo the group with a nested transaction per batch, so
                     // that batch fails alone and the others still commit.
@@ -162,6 +168,7 @@ final class LogWriter: Sendable {
             if stored > known {
                 touched = try Self.collections(after: known, through: stored, state: state, in: txn)
             }
+            let external = touched
             last = stored
             for batch in batches {
                 let jobLast: LSN
@@ -179,7 +186,7 @@ final class LogWriter: Sendable {
                     do {
                         jobLast = try fold(batch, after: last, state: folding, in: txn)
                     } catch {
-                        throw BatchFailed(error: error)
+                        throw BatchFailed(error: error, stored: stored, external: external)
                     }
                 }
                 last = jobLast

@@ -16,7 +16,8 @@ struct URLSecretTests {
                 var components = try #require(URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false))
                 components.user = "alice"
                 components.password = "pa55word"
-                var configuration = Configuration.test(baseURL: try #require(components.url), freshness: .always)
+                let credentialedURL: URL = try #require(components.url)
+                var configuration = Configuration.test(baseURL: credentialedURL, freshness: .always)
                 configuration.defaultHeaders = ["Accept": "application/json", "X-Api-Key": originAPIKey]
                 configuration.authentication = .init(token: { originToken }, refresh: {})
                 configuration.retry = .init(maxAttempts: 1)
