@@ -36,6 +36,8 @@ let package = Package(
         .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "ProcessSupport"], path: "tools/demo"),
         // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).
         .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
+        // Times the JSON-heavy workloads W2, W2b and W3 (docs/performance.md); not part of the tests.
+        .executableTarget(name: "freshet-fold-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetTesting"], path: "tools/fold-bench"),
         .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),
         .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport"]),
         .testTarget(name: "FreshetTestingTests", dependencies: ["FreshetTesting", "Freshet", "FreshetHTTP"]),

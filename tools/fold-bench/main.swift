@@ -1,0 +1,128 @@
+// freshet-fold-bench: times the JSON-heavy workloads of issue 9 (W2, W2b, W3) on the real
+// fixtures, through the public Store API with a scripted transport (no network).
+//
+//     swift run -c release freshet-fold-bench [ROUNDS] [FIXTURES_DIR]
+//
+// Prints one line per workload: the median and the minimum of ROUNDS rounds (default 15).
+// Not a test: it asserts nothing about time. tools/freshet-bench is the side-by-side benchmark.
+import Foundation
+import Freshet
+import FreshetHTTP
+import FreshetTesting
+
+let arguments = CommandLine.arguments
+let rounds = arguments.count > 1 ? Int(arguments[1]) ?? 15 : 15
+let fixtures = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : "fixtures")
+let only = ProcessInfo.processInfo.environment["ONLY"]
+
+func gunzip(_ path: String) -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+    process.arguments = ["-dc", fixtures.appendingPathComponent(path).path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    do { try process.run() } catch { fatalError("cannot run gzip: \(error)") }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return data
+}
+
+func temporaryDirectory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("fold-bench-\(UUID().uuidString)", isDirectory: true)
+}
+
+func openStore(_ directory: URL, _ transport: ScriptedTransport) throws -> Store {
+    var configuration = Configuration(durability: .full, baseURL: URL(string: "http://bench.invalid"))
+    configuration.defaultFreshness = .maxAge(.seconds(300))
+    return try Store(directory: directory, configuration: configuration,
+                     dependencies: Dependencies(now: { Date() }, transport: transport))
+}
+
+func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+
+func report(_ name: String, _ samples: [Double], unit: String, scale: Double = 1000, per: Double? = nil) {
+    let sorted = samples.sorted()
+    let median = sorted[sorted.count / 2]
+    if let per {
+        print("\(name): median \(String(format: "%.2f", per / median / 1e6)) MB/s (\(String(format: "%.2f", median * 1000)) ms), best \(String(format: "%.2f", per / sorted[0] / 1e6)) MB/s, \(samples.count) rounds")
+    } else {
+        print("\(name): median \(String(format: "%.2f", median * scale)) \(unit), best \(String(format: "%.2f", sorted[0] * scale)) \(unit), \(samples.count) rounds")
+    }
+}
+
+// W2: fold one fetched 1,000-row list page (PokeAPI list rows) into a fresh store.
+let index = gunzip("pokeapi/api/v2/pokemon/index.json.gz")
+let listRoot = try JSONSerialization.jsonObject(with: index) as! [String: Any]
+let results = (listRoot["results"] as! [[String: Any]]).prefix(1000)
+let page = try JSONSerialization.data(withJSONObject: ["count": results.count, "next": NSNull(), "previous": NSNull(), "results": Array(results)] as [String: Any])
+// W2b: 20 real detail documents.
+let details = (1...20).map { gunzip("pokeapi/api/v2/pokemon/\($0).json.gz") }
+let detailBytes = Double(details.reduce(0) { $0 + $1.count })
+// W3: 10,000 rows (JSONPlaceholder photos twice, the second copy with shifted IDs).
+struct Photo: Decodable { var albumId: Int; var id: Int; var title: String; var url: String; var thumbnailUrl: String }
+let database = try JSONSerialization.jsonObject(with: gunzip("jsonplaceholder/data.json.gz")) as! [String: Any]
+let photos = database["photos"] as! [[String: Any]]
+let tenThousand = photos + photos.map { var p = $0; p["id"] = (p["id"] as! Int) + 5000; return p }
+let photoBody = try JSONSerialization.data(withJSONObject: tenThousand)
+
+func runW2() async throws -> Double {
+    let transport = ScriptedTransport()
+    transport.on("/list", reply: .status(200, headers: ["Content-Type": "application/json"], body: page))
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try openStore(directory, transport)
+    defer { store.close() }
+    let clock = ContinuousClock()
+    let resource = Resource.list("pokemon", path: "/list", paging: .none)
+    let elapsed = try await clock.measure { _ = try await store.refresh(resource) }
+    let count = try store.snapshot("pokemon").rows.count
+    precondition(count == 1000, "W2 folded \(count) rows")
+    return seconds(elapsed)
+}
+
+func runW2b() async throws -> Double {
+    let transport = ScriptedTransport()
+    for (i, d) in details.enumerated() { transport.on("/pokemon/\(i + 1)", reply: .status(200, headers: ["Content-Type": "application/json"], body: d)) }
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try openStore(directory, transport)
+    defer { store.close() }
+    let clock = ContinuousClock()
+    let elapsed = try await clock.measure {
+        for i in 1...20 { _ = try await store.refresh(.document("pokemon/\(i)", path: "/pokemon/\(i)")) }
+    }
+    return seconds(elapsed)
+}
+
+let w3Directory = temporaryDirectory()
+func prepareW3() async throws {
+    let transport = ScriptedTransport()
+    transport.on("/photos", reply: .status(200, headers: ["Content-Type": "application/json"], body: photoBody))
+    let store = try openStore(w3Directory, transport)
+    _ = try await store.refresh(Resource(collection: "photos", path: "/photos", rows: .rootArray, id: .field("id")))
+    store.close()
+}
+
+func runW3() throws -> Double {
+    let clock = ContinuousClock()
+    var count = 0
+    let elapsed = try clock.measure {
+        let store = try openStore(w3Directory, ScriptedTransport())
+        defer { store.close() }
+        count = try store.snapshot("photos").decodeRows(Photo.self).count
+    }
+    precondition(count == 10_000)
+    return seconds(elapsed)
+}
+
+var w2: [Double] = [], w2b: [Double] = [], w3: [Double] = []
+try await prepareW3()
+defer { try? FileManager.default.removeItem(at: w3Directory) }
+for _ in 0..<rounds {
+    if only == nil || only == "W2" { w2.append(try await runW2()) }
+    if only == nil || only == "W2b" { w2b.append(try await runW2b()) }
+    if only == nil || only == "W3" { w3.append(try runW3()) }
+}
+if !w2.isEmpty { report("W2  fold a 1,000-row page", w2, unit: "ms") }
+if !w2b.isEmpty { report("W2b fold 20 detail documents (\(Int(detailBytes)) bytes)", w2b, unit: "ms", per: detailBytes) }
+if !w3.isEmpty { report("W3  open + read + decode 10,000 rows", w3, unit: "ms") }
