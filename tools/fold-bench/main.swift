@@ -115,14 +115,43 @@ func runW3() throws -> Double {
     return seconds(elapsed)
 }
 
+/// W3's parts: reading the snapshot, decoding its rows with RowDecoder (the default) and with
+/// Foundation's JSONDecoder (forced by giving the decoder a userInfo entry).
+func runW3Parts() throws -> (snapshot: Double, rowDecoder: Double, jsonDecoder: Double) {
+    let clock = ContinuousClock()
+    let store = try openStore(w3Directory, ScriptedTransport())
+    defer { store.close() }
+    var snapshot: Snapshot?
+    let read = try clock.measure { snapshot = try store.snapshot("photos") }
+    guard let snapshot else { fatalError("no snapshot") }
+    var decoded = 0
+    let fast = try clock.measure { decoded = try snapshot.decodeRows(Photo.self).count }
+    precondition(decoded == 10_000)
+    let foundation = JSONDecoder()
+    if let key = CodingUserInfoKey(rawValue: "bench") { foundation.userInfo[key] = true }
+    let slow = try clock.measure { decoded = try snapshot.decodeRows(Photo.self, using: foundation).count }
+    precondition(decoded == 10_000)
+    return (seconds(read), seconds(fast), seconds(slow))
+}
+
 var w2: [Double] = [], w2b: [Double] = [], w3: [Double] = []
+var w3Read: [Double] = [], w3Fast: [Double] = [], w3Foundation: [Double] = []
 try await prepareW3()
 defer { try? FileManager.default.removeItem(at: w3Directory) }
 for _ in 0..<rounds {
     if only == nil || only == "W2" { w2.append(try await runW2()) }
     if only == nil || only == "W2b" { w2b.append(try await runW2b()) }
-    if only == nil || only == "W3" { w3.append(try runW3()) }
+    if only == nil || only == "W3" {
+        w3.append(try runW3())
+        let parts = try runW3Parts()
+        w3Read.append(parts.snapshot); w3Fast.append(parts.rowDecoder); w3Foundation.append(parts.jsonDecoder)
+    }
 }
 if !w2.isEmpty { report("W2  fold a 1,000-row page", w2, unit: "ms") }
 if !w2b.isEmpty { report("W2b fold 20 detail documents (\(Int(detailBytes)) bytes)", w2b, unit: "ms", per: detailBytes) }
-if !w3.isEmpty { report("W3  open + read + decode 10,000 rows", w3, unit: "ms") }
+if !w3.isEmpty {
+    report("W3  open + read + decode 10,000 rows", w3, unit: "ms")
+    report("W3  part: snapshot (read 10,000 rows)", w3Read, unit: "ms")
+    report("W3  part: decodeRows, RowDecoder", w3Fast, unit: "ms")
+    report("W3  part: decodeRows, JSONDecoder", w3Foundation, unit: "ms")
+}

@@ -42,6 +42,18 @@ package struct JSONTape: Sendable {
         return found
     }
 
+    /// The index of the value of the first member named `key` in the object at `object` (the
+    /// one JSONDecoder reads), or nil.
+    package func firstMember(_ key: String, of object: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var k = object + 1
+        let count = Int(nodes[object].count)
+        for _ in 0..<count {
+            if keyEquals(k, key, in: bytes) { return k + 1 }
+            k = Int(nodes[k + 1].next)
+        }
+        return nil
+    }
+
     /// The indices of the elements of the array at `array` (or the values of an object's members).
     package func children(of container: Int) -> [Int] {
         let node = nodes[container]

@@ -6,9 +6,11 @@ import Foundation
 /// It behaves like a `JSONDecoder` with default settings: keys used as they are
 /// (`.useDefaultKeys`), `Date` as seconds since 2001-01-01 (`.deferredToDate`), `Data` as
 /// Base64 (`.base64`), non-finite numbers rejected (`.throw`), `URL` from a string, `Decimal`
-/// from a number, the last of duplicate keys wins, nesting up to 512 levels. Integers must be
+/// from a number, the first of duplicate keys wins, nesting up to 512 levels. Integers must be
 /// exact (`1.5` is not an `Int`; `2.0` and `1e2` are). Errors are `DecodingError`s with the
-/// coding path of the value that did not fit, the same case and path JSONDecoder reports.
+/// same case and coding path JSONDecoder reports, with one difference: a number that does not
+/// fit its type (`300` as `Int8`, `1.5` as `Int`, `1e400`) is `dataCorrupted` at the path of
+/// that number, where JSONDecoder reports "not valid JSON" with an empty path.
 ///
 /// ```swift
 /// struct Todo: Decodable { var id: Int; var title: String; var completed: Bool }

@@ -11,6 +11,9 @@ extension TapeDecoder {
         switch tape[index].kind {
         case .true: return true
         case .false: return false
+        case .null:
+            // JSONDecoder reports a null Bool as a type mismatch, unlike other types.
+            throw DecodingError.typeMismatch(Bool.self, DecodingError.Context(codingPath: pathWith(key), debugDescription: "Expected to decode Bool but found null instead."))
         default: throw mismatch(Bool.self, at: index, path: pathWith(key))
         }
     }

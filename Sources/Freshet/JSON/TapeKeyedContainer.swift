@@ -1,4 +1,4 @@
-/// The members of one object on the tape, looked up by key (the last duplicate wins).
+/// The members of one object on the tape, looked up by key (the first duplicate wins, as in JSONDecoder).
 struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: TapeDecoder
     /// The tape index of the object.
@@ -24,7 +24,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// The tape index of the value of `key`, or nil.
     private func find(_ key: Key) -> Int? {
-        decoder.tape.member(key.stringValue, of: object, in: decoder.bytes)
+        decoder.tape.firstMember(key.stringValue, of: object, in: decoder.bytes)
     }
 
     private func value(_ key: Key) throws -> Int {
@@ -92,7 +92,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func superDecoder() throws -> any Decoder { try superDecoder(key: JSONSuperKey.super, index: find(JSONSuperKey.super.stringValue)) }
     func superDecoder(forKey key: Key) throws -> any Decoder { try superDecoder(key: key, index: find(key)) }
 
-    private func find(_ name: String) -> Int? { decoder.tape.member(name, of: object, in: decoder.bytes) }
+    private func find(_ name: String) -> Int? { decoder.tape.firstMember(name, of: object, in: decoder.bytes) }
 
     private func superDecoder(key: any CodingKey, index: Int?) throws -> any Decoder {
         guard let index else {
