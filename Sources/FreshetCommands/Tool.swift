@@ -46,11 +46,11 @@ public struct Tool {
             try store.readLog(from: options.from, to: options.to, collection: options.collection) { entry in
                 switch entry {
                 case .record(let record):
-                    standardOutput(options.json ? Self.jsonLine(record.jsonObject) : Self.textLine(record))
+                    standardOutput(options.json ? record.jsonLine : Self.textLine(record))
                 case .unreadable(let lsn, let error):
                     problems += 1
                     if options.json {
-                        standardOutput(Self.jsonLine(["lsn": lsn.rawValue, "kind": "unreadable", "error": error.message]))
+                        standardOutput(LogRecord.unreadableJSONLine(lsn: lsn, message: error.message))
                     } else {
                         standardOutput("\(Self.pad(lsn.description, 6))  UNREADABLE  \(error.message)")
                     }

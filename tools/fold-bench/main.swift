@@ -15,7 +15,18 @@ let rounds = arguments.count > 1 ? Int(arguments[1]) ?? 15 : 15
 let fixtures = URL(fileURLWithPath: arguments.count > 2 ? arguments[2] : "fixtures")
 let only = ProcessInfo.processInfo.environment["ONLY"]
 
+/// A fixture, decompressed; cached under the temporary directory so that runs under
+/// valgrind (which does not follow child processes well) need no gzip.
 func gunzip(_ path: String) -> Data {
+    let cache = FileManager.default.temporaryDirectory.appendingPathComponent("fold-bench-cache").appendingPathComponent(path)
+    if let data = FileManager.default.contents(atPath: cache.path) { return data }
+    let data = runGzip(path)
+    try? FileManager.default.createDirectory(at: cache.deletingLastPathComponent(), withIntermediateDirectories: true)
+    _ = FileManager.default.createFile(atPath: cache.path, contents: data)
+    return data
+}
+
+func runGzip(_ path: String) -> Data {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/gzip")
     process.arguments = ["-dc", fixtures.appendingPathComponent(path).path]
@@ -134,11 +145,40 @@ func runW3Parts() throws -> (snapshot: Double, rowDecoder: Double, jsonDecoder: 
     return (seconds(read), seconds(fast), seconds(slow))
 }
 
+/// J: the JSON work alone (no store): index each body with JSONTape and write every row in the
+/// canonical form, as RowExtraction does.
+func runJSONOnly(_ bodies: [Data], rowsAt key: String?) throws -> Double {
+    let clock = ContinuousClock()
+    var written = 0
+    let elapsed = try clock.measure {
+        for body in bodies {
+            try body.withUnsafeBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let tape = try JSONTape(parsing: bytes)
+                var writer = JSONWriter(capacity: 4096)
+                let rows = key.flatMap { tape.member($0, of: 0, in: bytes) }.map { tape.children(of: $0) } ?? [0]
+                for row in rows {
+                    writer.bytes.removeAll(keepingCapacity: true)
+                    writer.canonical(row, of: tape, in: bytes)
+                    written += writer.bytes.count
+                }
+            }
+        }
+    }
+    precondition(written > 0)
+    return seconds(elapsed)
+}
+
+var j1: [Double] = [], j2: [Double] = []
 var w2: [Double] = [], w2b: [Double] = [], w3: [Double] = []
 var w3Read: [Double] = [], w3Fast: [Double] = [], w3Foundation: [Double] = []
 try await prepareW3()
 defer { try? FileManager.default.removeItem(at: w3Directory) }
 for _ in 0..<rounds {
+    if only == nil || only == "J" {
+        j1.append(try runJSONOnly(details, rowsAt: nil))
+        j2.append(try runJSONOnly([page], rowsAt: "results"))
+    }
     if only == nil || only == "W2" { w2.append(try await runW2()) }
     if only == nil || only == "W2b" { w2b.append(try await runW2b()) }
     if only == nil || only == "W3" {
@@ -146,6 +186,10 @@ for _ in 0..<rounds {
         let parts = try runW3Parts()
         w3Read.append(parts.snapshot); w3Fast.append(parts.rowDecoder); w3Foundation.append(parts.jsonDecoder)
     }
+}
+if !j1.isEmpty {
+    report("J1  JSONTape + canonical rows, 20 detail documents", j1, unit: "ms", per: detailBytes)
+    report("J2  JSONTape + canonical rows, 1,000-row page (\(page.count) bytes)", j2, unit: "ms", per: Double(page.count))
 }
 if !w2.isEmpty { report("W2  fold a 1,000-row page", w2, unit: "ms") }
 if !w2b.isEmpty { report("W2b fold 20 detail documents (\(Int(detailBytes)) bytes)", w2b, unit: "ms", per: detailBytes) }

@@ -86,7 +86,8 @@ package struct JSONTape: Sendable {
         let node = nodes[index]
         let raw = UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])
         if !node.flag { return String(decoding: raw, as: UTF8.self) }
-        return String(decoding: JSONTape.unescape(raw), as: UTF8.self)
+        // Unescaped text is never longer than its escaped form.
+        return String(unsafeUninitializedCapacity: raw.count) { JSONTape.unescape(raw, into: $0) }
     }
 
     /// The text of the number at `index`, as written.
@@ -97,33 +98,46 @@ package struct JSONTape: Sendable {
 
     /// Resolves the escapes of a validated string's bytes (RFC 8259 §7) into UTF-8.
     package static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(raw.count)
-        var i = 0
+        [UInt8](unsafeUninitializedCapacity: raw.count) { buffer, count in count = unescape(raw, into: buffer) }
+    }
+
+    /// Writes the unescaped UTF-8 of `raw` (validated) into `out` (at least `raw.count` bytes)
+    /// and returns how many bytes it wrote.
+    static func unescape(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var i = 0, o = 0
+        func put(_ b: UInt8) { out[o] = b; o += 1 }
         while i < raw.count {
             let c = raw[i]
-            guard c == UInt8(ascii: "\\") else { out.append(c); i += 1; continue }
+            guard c == UInt8(ascii: "\\") else { put(c); i += 1; continue }
             let e = raw[i + 1]
             i += 2
             switch e {
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "b"): put(0x08)
+            case UInt8(ascii: "f"): put(0x0C)
+            case UInt8(ascii: "n"): put(0x0A)
+            case UInt8(ascii: "r"): put(0x0D)
+            case UInt8(ascii: "t"): put(0x09)
             case UInt8(ascii: "u"):
-                var scalar = hex4(raw, i)
+                var s = hex4(raw, i)
                 i += 4
-                if scalar >= 0xD800 && scalar < 0xDC00 {
+                if s >= 0xD800 && s < 0xDC00 {
                     let low = hex4(raw, i + 2)
                     i += 6
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    s = 0x10000 + ((s - 0xD800) << 10) + (low - 0xDC00)
                 }
-                appendUTF8(scalar, to: &out)
-            default: out.append(e)   // " \ /
+                // At most 4 output bytes for 6 (or 12) input bytes.
+                switch s {
+                case ..<0x80: put(UInt8(s))
+                case ..<0x800: put(UInt8(0xC0 | s >> 6)); put(UInt8(0x80 | s & 0x3F))
+                case ..<0x10000: put(UInt8(0xE0 | s >> 12)); put(UInt8(0x80 | s >> 6 & 0x3F)); put(UInt8(0x80 | s & 0x3F))
+                default:
+                    put(UInt8(0xF0 | s >> 18)); put(UInt8(0x80 | s >> 12 & 0x3F))
+                    put(UInt8(0x80 | s >> 6 & 0x3F)); put(UInt8(0x80 | s & 0x3F))
+                }
+            default: put(e)   // " \ /
             }
         }
-        return out
+        return o
     }
 
     static func hex4(_ raw: UnsafeBufferPointer<UInt8>, _ i: Int) -> UInt32 {
@@ -138,19 +152,6 @@ package struct JSONTape: Sendable {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
         default: 0xFF
-        }
-    }
-
-    static func appendUTF8(_ s: UInt32, to out: inout [UInt8]) {
-        switch s {
-        case ..<0x80: out.append(UInt8(s))
-        case ..<0x800:
-            out.append(UInt8(0xC0 | s >> 6)); out.append(UInt8(0x80 | s & 0x3F))
-        case ..<0x10000:
-            out.append(UInt8(0xE0 | s >> 12)); out.append(UInt8(0x80 | s >> 6 & 0x3F)); out.append(UInt8(0x80 | s & 0x3F))
-        default:
-            out.append(UInt8(0xF0 | s >> 18)); out.append(UInt8(0x80 | s >> 12 & 0x3F))
-            out.append(UInt8(0x80 | s >> 6 & 0x3F)); out.append(UInt8(0x80 | s & 0x3F))
         }
     }
 }
