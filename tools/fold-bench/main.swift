@@ -51,6 +51,26 @@ func openStore(_ directory: URL, _ transport: ScriptedTransport) throws -> Store
 
 func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
 
+/// With CPU=1 in the environment every sample is the process's CPU time (all threads) instead
+/// of wall-clock time: steadier on a shared machine.
+let useCPU = ProcessInfo.processInfo.environment["CPU"] != nil
+func processCPU() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+/// Runs `body`, returning its wall-clock or CPU seconds (see `useCPU`).
+func sample(_ body: () throws -> Void) rethrows -> Double {
+    let c0 = processCPU()
+    let elapsed = try ContinuousClock().measure(body)
+    return useCPU ? processCPU() - c0 : seconds(elapsed)
+}
+func sample(_ body: () async throws -> Void) async rethrows -> Double {
+    let c0 = processCPU()
+    let elapsed = try await ContinuousClock().measure(body)
+    return useCPU ? processCPU() - c0 : seconds(elapsed)
+}
+
 func report(_ name: String, _ samples: [Double], unit: String, scale: Double = 1000, per: Double? = nil) {
     let sorted = samples.sorted()
     let median = sorted[sorted.count / 2]
@@ -83,12 +103,11 @@ func runW2() async throws -> Double {
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = try openStore(directory, transport)
     defer { store.close() }
-    let clock = ContinuousClock()
     let resource = Resource.list("pokemon", path: "/list", paging: .none)
-    let elapsed = try await clock.measure { _ = try await store.refresh(resource) }
+    let elapsed = try await sample { _ = try await store.refresh(resource) }
     let count = try store.snapshot("pokemon").rows.count
     precondition(count == 1000, "W2 folded \(count) rows")
-    return seconds(elapsed)
+    return elapsed
 }
 
 func runW2b() async throws -> Double {
@@ -98,11 +117,10 @@ func runW2b() async throws -> Double {
     defer { try? FileManager.default.removeItem(at: directory) }
     let store = try openStore(directory, transport)
     defer { store.close() }
-    let clock = ContinuousClock()
-    let elapsed = try await clock.measure {
+    let elapsed = try await sample {
         for i in 1...20 { _ = try await store.refresh(.document("pokemon/\(i)", path: "/pokemon/\(i)")) }
     }
-    return seconds(elapsed)
+    return elapsed
 }
 
 let w3Directory = temporaryDirectory()
@@ -115,42 +133,39 @@ func prepareW3() async throws {
 }
 
 func runW3() throws -> Double {
-    let clock = ContinuousClock()
     var count = 0
-    let elapsed = try clock.measure {
+    let elapsed = try sample {
         let store = try openStore(w3Directory, ScriptedTransport())
         defer { store.close() }
         count = try store.snapshot("photos").decodeRows(Photo.self).count
     }
     precondition(count == 10_000)
-    return seconds(elapsed)
+    return elapsed
 }
 
 /// W3's parts: reading the snapshot, decoding its rows with RowDecoder (the default) and with
 /// Foundation's JSONDecoder (forced by giving the decoder a userInfo entry).
 func runW3Parts() throws -> (snapshot: Double, rowDecoder: Double, jsonDecoder: Double) {
-    let clock = ContinuousClock()
     let store = try openStore(w3Directory, ScriptedTransport())
     defer { store.close() }
     var snapshot: Snapshot?
-    let read = try clock.measure { snapshot = try store.snapshot("photos") }
+    let read = try sample { snapshot = try store.snapshot("photos") }
     guard let snapshot else { fatalError("no snapshot") }
     var decoded = 0
-    let fast = try clock.measure { decoded = try snapshot.decodeRows(Photo.self).count }
+    let fast = try sample { decoded = try snapshot.decodeRows(Photo.self).count }
     precondition(decoded == 10_000)
     let foundation = JSONDecoder()
     if let key = CodingUserInfoKey(rawValue: "bench") { foundation.userInfo[key] = true }
-    let slow = try clock.measure { decoded = try snapshot.decodeRows(Photo.self, using: foundation).count }
+    let slow = try sample { decoded = try snapshot.decodeRows(Photo.self, using: foundation).count }
     precondition(decoded == 10_000)
-    return (seconds(read), seconds(fast), seconds(slow))
+    return (read, fast, slow)
 }
 
 /// J: the JSON work alone (no store): index each body with JSONTape and write every row in the
 /// canonical form, as RowExtraction does.
 func runJSONOnly(_ bodies: [Data], rowsAt key: String?) throws -> Double {
-    let clock = ContinuousClock()
     var written = 0
-    let elapsed = try clock.measure {
+    let elapsed = try sample {
         for body in bodies {
             try body.withUnsafeBytes { raw in
                 let bytes = raw.bindMemory(to: UInt8.self)
@@ -166,7 +181,7 @@ func runJSONOnly(_ bodies: [Data], rowsAt key: String?) throws -> Double {
         }
     }
     precondition(written > 0)
-    return seconds(elapsed)
+    return elapsed
 }
 
 var j1: [Double] = [], j2: [Double] = []
