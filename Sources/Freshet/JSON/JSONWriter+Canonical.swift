@@ -2,20 +2,29 @@ import Foundation
 
 extension JSONWriter {
     /// Writes the value at `index` of `tape` in Freshet's canonical row form
-    /// (docs/log-format.md, "Row JSON"): no insignificant white space; object members sorted
-    /// by key (UTF-8 bytes of the key as written, compared bytewise), a key that appears
-    /// more than once kept only at its last occurrence (the one JSONSerialization and
-    /// ``RowDecoder`` read); strings and numbers byte-for-byte as the server wrote them.
+    /// (docs/log-format.md §6.2): no insignificant white space; object members sorted by key
+    /// (the UTF-8 bytes of the key's text, compared bytewise), a key that appears more than
+    /// once kept only at its last occurrence (the value JSONSerialization reads); strings with
+    /// the minimal escaping
+    /// ``escapedString(_:)`` writes (so `"\u00e9"` and `"é"`, `"\/"` and `"/"` give the same
+    /// bytes); numbers byte-for-byte as the server wrote them.
     ///
-    /// So the same server row always gives the same bytes, whatever its white space and key
-    /// order, and an identical refetch changes nothing.
+    /// So the same server row always gives the same bytes, whatever its white space, key
+    /// order and string escapes, and an identical refetch changes nothing.
     package mutating func canonical(_ index: Int, of tape: JSONTape, in input: UnsafeBufferPointer<UInt8>) {
         let node = tape[index]
         switch node.kind {
         case .string:
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[Int(node.start)..<Int(node.end)]))
-            bytes.append(UInt8(ascii: "\""))
+            let raw = UnsafeBufferPointer(rebasing: input[Int(node.start)..<Int(node.end)])
+            if node.flag {
+                // Escapes are rewritten in the one form JSONWriter uses, so `"\u00e9"`,
+                // `"\/"` and their plain spellings give the same bytes.
+                JSONTape.unescape(raw).withUnsafeBufferPointer { escapedString($0) }
+            } else {
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: raw)
+                bytes.append(UInt8(ascii: "\""))
+            }
         case .number, .true, .false, .null:
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[Int(node.start)..<Int(node.end)]))
         case .array:
