@@ -91,10 +91,6 @@ let details = (1...20).map { gunzip("pokeapi/api/v2/pokemon/\($0).json.gz") }
 let detailBytes = Double(details.reduce(0) { $0 + $1.count })
 // W3: 10,000 rows (JSONPlaceholder photos twice, the second copy with shifted IDs).
 struct Photo: Decodable { var albumId: Int; var id: Int; var title: String; var url: String; var thumbnailUrl: String }
-let database = try JSONSerialization.jsonObject(with: gunzip("jsonplaceholder/data.json.gz")) as! [String: Any]
-let photos = database["photos"] as! [[String: Any]]
-let tenThousand = photos + photos.map { var p = $0; p["id"] = (p["id"] as! Int) + 5000; return p }
-let photoBody = try JSONSerialization.data(withJSONObject: tenThousand)
 
 func runW2() async throws -> Double {
     let transport = ScriptedTransport()
@@ -125,6 +121,11 @@ func runW2b() async throws -> Double {
 
 let w3Directory = temporaryDirectory()
 func prepareW3() async throws {
+    // Loaded here, so that ONLY=W2b measures W2b's memory alone.
+    let database = try JSONSerialization.jsonObject(with: gunzip("jsonplaceholder/data.json.gz")) as! [String: Any]
+    let photos = database["photos"] as! [[String: Any]]
+    let tenThousand = photos + photos.map { var p = $0; p["id"] = (p["id"] as! Int) + 5000; return p }
+    let photoBody = try JSONSerialization.data(withJSONObject: tenThousand)
     let transport = ScriptedTransport()
     transport.on("/photos", reply: .status(200, headers: ["Content-Type": "application/json"], body: photoBody))
     let store = try openStore(w3Directory, transport)
@@ -187,7 +188,7 @@ func runJSONOnly(_ bodies: [Data], rowsAt key: String?) throws -> Double {
 var j1: [Double] = [], j2: [Double] = []
 var w2: [Double] = [], w2b: [Double] = [], w3: [Double] = []
 var w3Read: [Double] = [], w3Fast: [Double] = [], w3Foundation: [Double] = []
-try await prepareW3()
+if only == nil || only == "W3" { try await prepareW3() }
 defer { try? FileManager.default.removeItem(at: w3Directory) }
 for _ in 0..<rounds {
     if only == nil || only == "J" {
