@@ -15,7 +15,6 @@ final class TapeDecoder: Decoder {
     init(tape: JSONTape, bytes: UnsafeBufferPointer<UInt8>) {
         self.tape = tape
         self.bytes = bytes
-        path.reserveCapacity(8)
     }
 
     var codingPath: [any CodingKey] { path }
@@ -56,10 +55,11 @@ final class TapeDecoder: Decoder {
     /// Decodes the value at `index` as `T`; `key` (nil for the top level) is pushed on the path
     /// while `T` decodes its contents.
     func unbox<T: Decodable>(_ type: T.Type, at index: Int, key: (any CodingKey)? = nil) throws -> T {
-        if T.self == String.self, let v = try string(at: index, key) as? T { return v }
-        if T.self == Int.self, let v = try integer(Int.self, at: index, key) as? T { return v }
-        if T.self == Double.self, let v = try double(at: index, key) as? T { return v }
-        if T.self == Bool.self, let v = try bool(at: index, key) as? T { return v }
+        // T is exactly the type checked, so the bit casts are identity conversions.
+        if T.self == String.self { return unsafeBitCast(try string(at: index, key), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(Int.self, at: index, key), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(at: index, key), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(at: index, key), to: T.self) }
         if T.self == URL.self {
             let s = try string(at: index, key)
             guard let url = URL(string: s) else { throw corrupted(key, "Invalid URL string.") }

@@ -106,8 +106,10 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func path(depth key: any CodingKey) -> [any CodingKey] { decoder.path(depth: depth, extra: extra, key) }
 
+    @inline(__always)
     private func withDepth<R>(_ body: () throws -> R) rethrows -> R {
-        try decoder.within(depth: depth, extra: extra, body)
+        if extra.isEmpty && decoder.path.count == depth { return try body() }
+        return try decoder.within(depth: depth, extra: extra, body)
     }
 }
 
