@@ -185,12 +185,46 @@ func runJSONOnly(_ bodies: [Data], rowsAt key: String?) throws -> Double {
     return elapsed
 }
 
+/// D: `freshet dump --json` lines for 20,000 records (a mix of fetched pages, upserts and
+/// local writes): JSONWriter (`jsonLine`, what dump prints now) vs JSONSerialization of
+/// `jsonObject` with sorted keys (what it printed before).
+let dumpRecords: [LogRecord] = (0..<20_000).map { i in
+    let response = ResponseInfo(url: "http://h/api/v2/pokemon/?offset=\(i)&limit=20", status: 200, etag: "\"e\(i)\"",
+                                cacheControl: "max-age=60", durationMicros: 1_500, responseBytes: 2_048)
+    let rows = (0..<3).map { Row(id: String(i * 3 + $0), json: Data()) }
+    let event: Event = switch i % 3 {
+    case 0: .fetched(.init(placement: .page(index: i % 8, isLast: false), rows: rows, response: response, nextCursor: "http://h/next"))
+    case 1: .fetched(.init(placement: .upsert, rows: [rows[0]], response: response))
+    default: .localWrite(.init([.upsert(rows[0]), .delete(id: "x\(i)")]))
+    }
+    return LogRecord(lsn: LSN(UInt64(i + 1)), timestamp: Date(timeIntervalSince1970: 1_790_000_000 + Double(i)), collection: "pokemon", event: event)
+}
+func runDump(foundation: Bool) throws -> Double {
+    var bytes = 0
+    let elapsed = try sample {
+        for record in dumpRecords {
+            if foundation {
+                bytes += try JSONSerialization.data(withJSONObject: record.jsonObject, options: [.sortedKeys, .withoutEscapingSlashes]).count
+            } else {
+                bytes += record.jsonLine.utf8.count
+            }
+        }
+    }
+    precondition(bytes > 0)
+    return elapsed
+}
+
+var d1: [Double] = [], d2: [Double] = []
 var j1: [Double] = [], j2: [Double] = []
 var w2: [Double] = [], w2b: [Double] = [], w3: [Double] = []
 var w3Read: [Double] = [], w3Fast: [Double] = [], w3Foundation: [Double] = []
 if only == nil || only == "W3" { try await prepareW3() }
 defer { try? FileManager.default.removeItem(at: w3Directory) }
 for _ in 0..<rounds {
+    if only == nil || only == "D" {
+        d1.append(try runDump(foundation: false))
+        d2.append(try runDump(foundation: true))
+    }
     if only == nil || only == "J" {
         j1.append(try runJSONOnly(details, rowsAt: nil))
         j2.append(try runJSONOnly([page], rowsAt: "results"))
@@ -202,6 +236,10 @@ for _ in 0..<rounds {
         let parts = try runW3Parts()
         w3Read.append(parts.snapshot); w3Fast.append(parts.rowDecoder); w3Foundation.append(parts.jsonDecoder)
     }
+}
+if !d1.isEmpty {
+    print("D   dump --json lines, JSONWriter: median \(Int(Double(dumpRecords.count) / d1.sorted()[d1.count / 2])) records/s")
+    print("D   dump --json lines, JSONSerialization: median \(Int(Double(dumpRecords.count) / d2.sorted()[d2.count / 2])) records/s")
 }
 if !j1.isEmpty {
     report("J1  JSONTape + canonical rows, 20 detail documents", j1, unit: "ms", per: detailBytes)

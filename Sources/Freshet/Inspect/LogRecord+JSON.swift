@@ -13,7 +13,7 @@ extension LogRecord {
     package func writeJSON(into writer: inout JSONWriter) {
         var o = JSONSortedObject()
         o.field("lsn", number: lsn.rawValue)
-        o.field("time", string: Self.iso8601(timestamp))
+        o.field("time") { Self.writeISO8601(timestamp, into: &$0) }
         o.field("kind", string: kind.name)
         o.field("collection", string: collection)
         o.field("summary", string: summary)
@@ -137,6 +137,55 @@ extension LogRecord {
         o.field("age", string: r.age)
         o.field("expires", string: r.expires)
         o.write(into: &writer)
+    }
+
+    /// Writes `"2026-11-29T14:05:03.123Z"` (UTC, milliseconds; the same text as ``iso8601(_:)``)
+    /// without a formatter: days to civil date after H. Hinnant's `civil_from_days`
+    /// (proleptic Gregorian calendar). Years outside 0...9999 use the formatter.
+    static func writeISO8601(_ date: Date, into writer: inout JSONWriter) {
+        // Whole seconds and the truncated milliseconds of the fraction, computed from the
+        // reference date as Foundation's formatter does (so float rounding agrees with it).
+        let t = date.timeIntervalSinceReferenceDate
+        let seconds = t.rounded(.down)
+        guard seconds > -63_113_904_000, seconds < 252_423_993_600 else {
+            writer.string(iso8601(date))
+            return
+        }
+        let fraction = Int64(((t - seconds) * 1000).rounded(.down))
+        let totalMs = (Int64(seconds) + 978_307_200) * 1000 + fraction
+        var days = totalMs / 86_400_000
+        var msOfDay = totalMs % 86_400_000
+        if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        var text: [UInt8] = []
+        text.reserveCapacity(26)
+        func digits(_ v: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var v = v
+            for _ in 0..<count {
+                text.append(UInt8(ascii: "0") + UInt8(v / divisor))
+                v %= divisor
+                divisor /= 10
+            }
+        }
+        text.append(UInt8(ascii: "\""))
+        digits(year, 4); text.append(UInt8(ascii: "-")); digits(month, 2); text.append(UInt8(ascii: "-")); digits(day, 2)
+        text.append(UInt8(ascii: "T"))
+        digits(msOfDay / 3_600_000, 2); text.append(UInt8(ascii: ":"))
+        digits(msOfDay / 60_000 % 60, 2); text.append(UInt8(ascii: ":"))
+        digits(msOfDay / 1000 % 60, 2); text.append(UInt8(ascii: "."))
+        digits(msOfDay % 1000, 3)
+        text.append(UInt8(ascii: "Z")); text.append(UInt8(ascii: "\""))
+        writer.raw(text)
     }
 
     /// The JSON line `freshet dump --json` prints for a record it cannot read.

@@ -28,6 +28,26 @@ struct DumpJSONLineTests {
         #expect(record.jsonLine == String(decoding: foundation, as: UTF8.self))
     }
 
+    @Test("times are written as the ISO 8601 formatter writes them, to the millisecond, for 20,000 log times")
+    func iso8601() {
+        let random = RandomSource.seeded(9)
+        var dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -0.0005), Date(timeIntervalSince1970: -1.5),
+                     Date(timeIntervalSince1970: 951_782_400), Date(timeIntervalSince1970: 4_102_444_799.999), TestClock.now,
+                     Date(timeIntervalSince1970: -62_135_596_800), Date(timeIntervalSince1970: 253_402_300_799.9994)]
+        for _ in 0..<20_000 {
+            // Log times are whole microseconds (docs/log-format.md §4), years 1900–2200.
+            let micros = Int64(random.next() % 9_467_280_000_000_000) - 2_208_988_800_000_000
+            dates.append(Date(timeIntervalSince1970: Double(micros) / 1_000_000))
+        }
+        for date in dates {
+            var w = JSONWriter()
+            LogRecord.writeISO8601(date, into: &w)
+            var expected = JSONWriter()
+            expected.string(LogRecord.iso8601(date))
+            #expect(w.string == expected.string, "\(date.timeIntervalSince1970)")
+        }
+    }
+
     @Test("an unreadable record's line names its LSN and the error")
     func unreadable() {
         #expect(LogRecord.unreadableJSONLine(lsn: 7, message: "checksum \"mismatch\"") == #"{"error":"checksum \"mismatch\"","kind":"unreadable","lsn":7}"#)
