@@ -46,11 +46,11 @@ public struct Tool {
             try store.readLog(from: options.from, to: options.to, collection: options.collection) { entry in
                 switch entry {
                 case .record(let record):
-                    standardOutput(options.json ? Self.jsonLine(record.jsonObject) : Self.textLine(record))
+                    standardOutput(options.json ? record.jsonLine : Self.textLine(record))
                 case .unreadable(let lsn, let error):
                     problems += 1
                     if options.json {
-                        standardOutput(Self.jsonLine(["lsn": lsn.rawValue, "kind": "unreadable", "error": error.message]))
+                        standardOutput(LogRecord.unreadableJSONLine(lsn: lsn, message: error.message))
                     } else {
                         standardOutput("\(Self.pad(lsn.description, 6))  UNREADABLE  \(TerminalEscaping.escaped(error.message))")
                     }
@@ -72,15 +72,6 @@ public struct Tool {
         // The collection name comes from the log file: escaped like the summary (one line, always).
         let collection = TerminalEscaping.escaped(r.collection)
         return "\(pad(r.lsn.description, 6))  \(LogRecord.iso8601(r.timestamp))  \(r.kind.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(collection.padding(toLength: max(14, collection.count), withPad: " ", startingAt: 0))  \(r.summary)"
-    }
-
-    static func jsonLine(_ object: [String: Any]) -> String {
-        do {
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            return String(decoding: data, as: UTF8.self)
-        } catch {
-            return "{\"error\":\"cannot encode record as JSON\"}"
-        }
     }
 
     static func pad(_ s: String, _ width: Int) -> String {

@@ -1,8 +1,10 @@
 import Foundation
 
-/// Turns a response body into rows, using the platform's JSON parser (`JSONSerialization`).
-/// Each row is re-serialized with sorted keys and no insignificant white space, so the same
-/// server row always has the same bytes (values unchanged).
+/// Turns a response body into rows without building Foundation objects: the body is indexed
+/// once by ``JSONTape`` (a validating RFC 8259 reader), each row's bytes are found on the tape
+/// and written in the canonical row form (``JSONWriter/canonical(_:of:in:)``: minified, keys
+/// sorted, strings and numbers as the server wrote them — docs/log-format.md "Row JSON"), so
+/// the same server row always has the same bytes.
 enum RowExtraction {
     struct Failure: Error, CustomStringConvertible {
         var description: String { reason }
@@ -16,64 +18,93 @@ enum RowExtraction {
     }
 
     static func extract(_ body: Data, for resource: Resource) throws(Failure) -> Result {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
-        } catch {
-            let start = String(decoding: body.prefix(40), as: UTF8.self)
-            throw Failure(reason: "body is not JSON (\(body.count) bytes, starting \(start.debugDescription))")
+        let outcome: Swift.Result<Result, Failure> = body.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            do throws(Failure) {
+                return .success(try extract(bytes, count: body.count, prefix: body.prefix(40), for: resource))
+            } catch {
+                return .failure(error)
+            }
         }
+        return try outcome.get()
+    }
+
+    private static func extract(_ bytes: UnsafeBufferPointer<UInt8>, count: Int, prefix: Data, for resource: Resource) throws(Failure) -> Result {
+        let tape: JSONTape
+        do {
+            tape = try JSONTape(parsing: bytes)
+        } catch {
+            let start = String(decoding: prefix, as: UTF8.self)
+            throw Failure(reason: "body is not JSON (\(count) bytes, starting \(start.debugDescription)): \(error)")
+        }
+        let root = 0
         var next: String?
         if case .nextField(let key) = resource.paging {
-            guard let object = root as? [String: Any] else { throw Failure(reason: "body is not a JSON object, so it has no \(key.debugDescription)") }
-            switch object[key] {
-            case nil, is NSNull: next = nil
-            case let s as String: next = s
+            guard tape[root].kind == .object else { throw Failure(reason: "body is not a JSON object, so it has no \(key.debugDescription)") }
+            switch tape.member(key, of: root, in: bytes).map({ ($0, tape[$0].kind) }) {
+            case nil, (_, .null)?: next = nil
+            case let (index, .string)?: next = tape.string(at: index, in: bytes)
             default: throw Failure(reason: "\(key.debugDescription) is neither a string nor null")
             }
         }
-        let elements: [Any]
+        let elements: [Int]
         switch resource.rows {
         case .array(let key):
-            guard let object = root as? [String: Any] else { throw Failure(reason: "body is not a JSON object with \(key.debugDescription)") }
-            guard let array = object[key] as? [Any] else { throw Failure(reason: "body has no array under \(key.debugDescription)") }
-            elements = array
+            guard tape[root].kind == .object else { throw Failure(reason: "body is not a JSON object with \(key.debugDescription)") }
+            guard let array = tape.member(key, of: root, in: bytes), tape[array].kind == .array else {
+                throw Failure(reason: "body has no array under \(key.debugDescription)")
+            }
+            elements = tape.children(of: array)
         case .rootArray:
-            guard let array = root as? [Any] else { throw Failure(reason: "body is not a JSON array") }
-            elements = array
+            guard tape[root].kind == .array else { throw Failure(reason: "body is not a JSON array") }
+            elements = tape.children(of: root)
         case .document:
             elements = [root]
         }
         var rows: [Row] = []
         rows.reserveCapacity(elements.count)
+        var writer = JSONWriter(capacity: 1024)
         for (i, element) in elements.enumerated() {
-            guard let object = element as? [String: Any] else { throw Failure(reason: "row \(i) is not a JSON object") }
-            let id = try identity(of: object, resource.id, index: i)
-            let json: Data
-            do {
-                json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            } catch {
-                throw Failure(reason: "row \(i) cannot be serialized: \(error.localizedDescription)")
-            }
-            rows.append(Row(id: id, json: json))
+            guard tape[element].kind == .object else { throw Failure(reason: "row \(i) is not a JSON object") }
+            let id = try identity(of: element, tape, bytes, resource.id, index: i)
+            writer.bytes.removeAll(keepingCapacity: true)
+            writer.canonical(element, of: tape, in: bytes)
+            rows.append(Row(id: id, json: Data(writer.bytes)))
         }
         return Result(rows: rows, next: next)
     }
 
-    private static func identity(of object: [String: Any], _ rule: Resource.RowIdentity, index: Int) throws(Failure) -> String {
+    private static func identity(of object: Int, _ tape: JSONTape, _ bytes: UnsafeBufferPointer<UInt8>, _ rule: Resource.RowIdentity, index: Int) throws(Failure) -> String {
         switch rule {
         case .field(let key):
-            switch object[key] {
-            case let s as String where !s.isEmpty: return s
-            case let n as Int: return String(n)
-            default: throw Failure(reason: "row \(index) has no string or integer \(key.debugDescription) to use as its ID")
+            if let value = tape.member(key, of: object, in: bytes) {
+                switch tape[value].kind {
+                case .string:
+                    let s = tape.string(at: value, in: bytes)
+                    if !s.isEmpty { return s }
+                case .number:
+                    if let n = integer(tape.numberText(at: value, in: bytes)) { return String(n) }
+                default: break
+                }
             }
+            throw Failure(reason: "row \(index) has no string or integer \(key.debugDescription) to use as its ID")
         case .lastPathComponent(let key):
-            guard let s = object[key] as? String else { throw Failure(reason: "row \(index) has no string \(key.debugDescription) to take its ID from") }
+            guard let value = tape.member(key, of: object, in: bytes), tape[value].kind == .string else {
+                throw Failure(reason: "row \(index) has no string \(key.debugDescription) to take its ID from")
+            }
+            let s = tape.string(at: value, in: bytes)
             guard let last = s.split(separator: "/").last(where: { !$0.isEmpty }) else {
                 throw Failure(reason: "row \(index): \(key.debugDescription) = \(s.debugDescription) has no path component")
             }
             return String(last)
         }
+    }
+
+    /// A JSON number that is a whole number within `Int`'s range (`25`, `-3`, `25.0`, `2.5e1`),
+    /// as JSONSerialization's `NSNumber` bridges to `Int`; otherwise nil.
+    private static func integer(_ text: String) -> Int? {
+        if let n = Int(text) { return n }
+        guard let d = Double(text), d == d.rounded(), let n = Int(exactly: d) else { return nil }
+        return n
     }
 }

@@ -23,9 +23,11 @@ public struct Row: Sendable, Hashable, Identifiable {
         self.init(id: id, json: try encoder.encode(value))
     }
 
-    /// Decodes the row's JSON as `T`.
+    /// Decodes the row's JSON as `T`: with ``RowDecoder`` when `decoder` has every default
+    /// setting (the default), otherwise with `decoder` itself.
     /// - Throws: `DecodingError` when the JSON does not fit `T`.
     public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
-        try decoder.decode(T.self, from: json)
+        if decoder.hasDefaultSettings { return try RowDecoder().decode(T.self, from: json) }
+        return try decoder.decode(T.self, from: json)
     }
 }

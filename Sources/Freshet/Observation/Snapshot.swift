@@ -32,10 +32,21 @@ public struct Snapshot: Sendable, Hashable {
         self.waitingMutations = waitingMutations
     }
 
-    /// Decodes every row as `T`, in order.
+    /// Decodes every row as `T`, in order: with ``RowDecoder`` (the same results as a default
+    /// `JSONDecoder`, several times faster) when `decoder` has every default setting,
+    /// otherwise with `decoder` itself.
     /// - Throws: `DecodingError` from the first row that does not fit `T`.
     public func decodeRows<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> [T] {
-        try rows.map { try $0.decode(T.self, using: decoder) }
+        guard decoder.hasDefaultSettings else { return try rows.map { try decoder.decode(T.self, from: $0.json) } }
+        let fast = RowDecoder()
+        return try rows.map { try fast.decode(T.self, from: $0.json) }
+    }
+
+    /// The rows decoded as `T` on access, for a view that shows only some of them: element
+    /// `i` is `Result { try rows[i].decode(T.self) }` (``RowDecoder``), decoded each time it
+    /// is read.
+    public func lazyRows<T: Decodable>(_ type: T.Type = T.self) -> LazyMapSequence<[Row], Result<T, any Error>> {
+        rows.lazy.map { row in Result { try RowDecoder().decode(T.self, from: row.json) } }
     }
 
     /// What a UI shows besides the rows.
