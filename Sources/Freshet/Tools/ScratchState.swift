@@ -1,0 +1,69 @@
+import Foundation
+import FreshetLMDB
+
+/// A throwaway LMDB environment in a temporary directory (`MDB_NOSYNC`: nothing is flushed),
+/// holding the same named databases as a store, into which tools fold a log with the store's
+/// own ``Fold``. ``remove()`` closes it and deletes the directory.
+final class ScratchState {
+    let env: Environment
+    let state: MaterializedState
+    let path: String
+    private var removed = false
+
+    /// Creates the scratch environment with room for `mapSize` bytes (virtual: the file grows
+    /// only as pages are used).
+    init(mapSize: Int) throws(StoreError) {
+        var template = Array((NSTemporaryDirectory() + "/freshet-scratch-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw StoreError(.storage, "cannot create a scratch directory in \(NSTemporaryDirectory()): errno \(errno)")
+        }
+        let path = String(cString: made)
+        do {
+            let env = try Environment(path: path, mapSize: mapSize, maxDatabases: StoreDatabases.names.count + 2, sync: .noSync)
+            let dbs = try env.write { txn in
+                let dbs = try StoreDatabases.open(in: txn, create: true)
+                try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion])
+                return dbs
+            }
+            self.env = env
+            self.state = MaterializedState(dbs: dbs)
+            self.path = path
+        } catch {
+            Self.deleteDirectory(path)
+            throw StoreError(error, doing: "creating a scratch store in \(path)")
+        }
+    }
+
+    deinit { remove() }
+
+    /// Appends `records` (with their stored bytes) to the scratch log and folds each, in one
+    /// write transaction, then records the last LSN in `meta` as the store's writer does.
+    func fold(_ records: [(record: LogRecord, bytes: [UInt8])]) throws(StoreError) {
+        guard let last = records.last else { return }
+        do {
+            try env.write { txn in
+                for (record, bytes) in records {
+                    try txn.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
+                    try Fold.apply(record, to: state, in: txn)
+                }
+                try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.record.lsn.keyBytes)
+            }
+        } catch {
+            throw StoreError(error, doing: "folding LSN \(records[0].record.lsn)…\(last.record.lsn) into the scratch store")
+        }
+    }
+
+    /// Closes the environment and deletes its directory; calling it again does nothing.
+    func remove() {
+        guard !removed else { return }
+        removed = true
+        env.close()
+        Self.deleteDirectory(path)
+    }
+
+    /// Best effort: a scratch directory left in the temporary directory is harmless.
+    private static func deleteDirectory(_ path: String) {
+        for name in ["data.mdb", "lock.mdb"] { _ = unlink(path + "/" + name) }
+        _ = rmdir(path)
+    }
+}

@@ -1,0 +1,65 @@
+import Freshet
+
+extension Command {
+    /// `freshet --version`: the tool's version and the log format it reads.
+    public static let versionText = "freshet 0.1.0 (log format \(LogRecord.formatVersion))"
+
+    /// `freshet help`: every command in one line each.
+    public static let usage = """
+        usage: freshet COMMAND DIR [OPTIONS]     (freshet help COMMAND for one command)
+          dump    DIR [--from LSN] [--to LSN] [--collection NAME|PREFIX] [--json]
+                  one line per event: LSN, time, kind, collection, summary
+          replay  DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
+                  rebuild the projection from the log: rows, SyncMark, status, pending mutations
+          verify  DIR [--json]
+                  checksums, LSN continuity, and replay equals the stored state byte for byte
+          stats   DIR [--json]
+                  records by kind and collection, sizes, free pages, pending mutations, readers
+          help [COMMAND], COMMAND --help, --version
+        An LSN (log sequence number) numbers each event of the log: 1, 2, 3, … never reused.
+        Tools open the store read-only and never send its pending mutations.
+        exit status: 0 ok, 1 problem found, 2 usage error or unreadable store
+        """
+
+    /// `freshet help COMMAND`, by command name.
+    public static let helpTexts: [String: String] = [
+        "dump": """
+            usage: freshet dump DIR [--from LSN] [--to LSN] [--collection NAME|PREFIX] [--json]
+            Prints one line per event of the log in LSN order: LSN, time (UTC), kind, collection
+            and a summary. --from/--to bound the LSNs (both inclusive). --collection takes a
+            name, or a prefix ending in / or * (pokemon/ or pokemon*). --json prints JSON Lines.
+            exit status: 0 ok, 1 unreadable records, 2 usage error or unreadable store
+            """,
+        "replay": """
+            usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
+            Folds the log from its first record into a scratch store with the store's own fold
+            and prints, per collection, the projection at that point: rows (ID and JSON value)
+            with pending mutations on top, SyncMark, status, and the pending mutations.
+            --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
+            takes records in log order up to the first one stamped later. Statuses are judged
+            at that time under the .http policy (the log does not record the app's policy).
+            --collection takes a name, or a prefix ending in / or *. --json prints JSON Lines.
+            exit status: 0 ok, 1 unreadable or missing records (skipped), 2 usage error,
+            unreadable store, an LSN past the end or a time before the first record
+            """,
+        "verify": """
+            usage: freshet verify DIR [--json]
+            Checks that every record decodes and passes its CRC-32C, that LSNs run on from 1
+            without a gap, and that folding the log rebuilds the materialized databases
+            (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
+            Each problem is one line naming the database, collection, row ID and LSN.
+            exit status: 0 ok, 1 problems found, 2 usage error or unreadable store
+            """,
+        "stats": """
+            usage: freshet stats DIR [--json]
+            Prints records by kind and by collection, the log's and the file's size, LMDB's
+            used and free pages, the oldest and newest LSN and time, pending mutations, the
+            largest collections and the read transactions open now.
+            exit status: 0 ok, 2 usage error or unreadable store
+            """,
+        "help": """
+            usage: freshet help [COMMAND]
+            Prints the overview, or one command's usage (same as freshet COMMAND --help).
+            """,
+    ]
+}
