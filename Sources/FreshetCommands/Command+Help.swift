@@ -15,6 +15,10 @@ extension Command {
                   checksums, LSN continuity, and replay equals the stored state byte for byte
           stats   DIR [--json]
                   records by kind and collection, sizes, free pages, pending mutations, readers
+          export  DIR [--from LSN] [--redact FIELD,…]
+                  the log as JSON Lines (docs/log-format.md §13); credential headers always redacted
+          import  DIR FILE [--through LSN]
+                  a new store from exported JSON Lines (FILE - reads standard input)
           help [COMMAND], COMMAND --help, --version
         An LSN (log sequence number) numbers each event of the log: 1, 2, 3, … never reused.
         Tools open the store read-only and never send its pending mutations.
@@ -56,6 +60,26 @@ extension Command {
             used and free pages, the oldest and newest LSN and time, pending mutations, the
             largest collections and the read transactions open now.
             exit status: 0 ok, 2 usage error or unreadable store
+            """,
+        "export": """
+            usage: freshet export DIR [--from LSN] [--redact FIELD,…]
+            Writes the log to standard output as JSON Lines, one record per line in LSN order,
+            with every field of every event (docs/log-format.md §13), so freshet import can
+            rebuild the store. --redact replaces the named fields of rows and JSON bodies, at
+            any depth, with "[redacted]"; request headers that can carry credentials
+            (Authorization, Cookie, names with token, secret, api-key, password, session) are
+            always redacted. Share a redacted export with a bug report.
+            exit status: 0 ok, 1 unreadable records (skipped), 2 usage error or unreadable store
+            """,
+        "import": """
+            usage: freshet import DIR FILE [--through LSN]
+            Builds a new store in DIR (which must not exist or be empty) from JSON Lines written
+            by freshet export; FILE - reads standard input. Records keep their LSNs and
+            timestamps and are folded with the store's own fold, so the new store replays and
+            verifies like the original. --through stops after that LSN. Every line is checked
+            before anything is written; a bad line is named by its number.
+            exit status: 0 ok, 2 usage error, a bad line, an unknown kind, or a directory
+            that is not empty
             """,
         "help": """
             usage: freshet help [COMMAND]

@@ -7,6 +7,8 @@ public enum Command: Equatable, Sendable {
     case replay(ReplayOptions)
     case verify(StoreOptions)
     case stats(StoreOptions)
+    case export(ExportOptions)
+    case importLog(ImportOptions)
     /// `freshet help [COMMAND]`, `freshet COMMAND --help`: nil for the overview.
     case help(String?)
     case version
@@ -28,6 +30,28 @@ public enum Command: Equatable, Sendable {
         public var json = false
 
         public init(directory: String) { self.directory = directory }
+    }
+
+    public struct ExportOptions: Equatable, Sendable {
+        public var directory: String
+        public var from: LSN = LSN(1)
+        /// Row fields to redact, from `--redact a,b,c`.
+        public var redact: [String] = []
+
+        public init(directory: String) { self.directory = directory }
+    }
+
+    public struct ImportOptions: Equatable, Sendable {
+        /// The new store's directory.
+        public var directory: String
+        /// The JSON Lines file; `-` for standard input.
+        public var file: String
+        public var through: LSN?
+
+        public init(directory: String, file: String) {
+            self.directory = directory
+            self.file = file
+        }
     }
 
     /// Options of the commands that take a store and nothing but `--json`.
@@ -98,6 +122,34 @@ public enum Command: Equatable, Sendable {
                 return true
             }
             return name == "verify" ? .verify(options) : .stats(options)
+        case "export":
+            var options = ExportOptions(directory: "")
+            options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
+                switch arg {
+                case "--from": options.from = try lsn(value(for: arg, in: &rest), option: arg)
+                case "--redact":
+                    options.redact = try value(for: arg, in: &rest).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                default: return false
+                }
+                return true
+            }
+            return .export(options)
+        case "import":
+            var through: LSN?
+            var positional: [String] = []
+            while let arg = rest.popFirst() {
+                if arg == "--through" {
+                    through = try lsn(value(for: arg, in: &rest), option: arg)
+                } else if arg.hasPrefix("--") {
+                    throw UsageError(message: "import: unknown option \(arg); try `freshet help import`")
+                } else {
+                    positional.append(arg)
+                }
+            }
+            guard positional.count == 2 else { throw UsageError(message: "import: needs a new store directory and a JSON Lines file (freshet import DIR FILE, - for standard input)") }
+            var options = ImportOptions(directory: positional[0], file: positional[1])
+            options.through = through
+            return .importLog(options)
         default:
             throw UsageError(message: "unknown command \(name.debugDescription); try `freshet help`")
         }

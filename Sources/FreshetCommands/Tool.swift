@@ -36,6 +36,10 @@ public struct Tool {
             return verify(options)
         case .stats(let options):
             return stats(options)
+        case .export(let options):
+            return export(options)
+        case .importLog(let options):
+            return importLog(options)
         }
     }
 

@@ -13,6 +13,9 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let store = Code(rawValue: "store")
         public static let pastEnd = Code(rawValue: "pastEnd")
         public static let beforeFirstRecord = Code(rawValue: "beforeFirstRecord")
+        public static let invalidLine = Code(rawValue: "invalidLine")
+        public static let unknownKind = Code(rawValue: "unknownKind")
+        public static let notEmpty = Code(rawValue: "notEmpty")
 
         /// Matches a ``ToolError`` by code.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -45,6 +48,13 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let pastEnd = Code.pastEnd
     /// A time asked for is before the first record of the log.
     public static let beforeFirstRecord = Code.beforeFirstRecord
+    /// A JSON Lines line of an export is not JSON, or a field is missing or of the wrong type;
+    /// the message names the line number and the field.
+    public static let invalidLine = Code.invalidLine
+    /// A JSON Lines line names an event kind this Freshet does not know.
+    public static let unknownKind = Code.unknownKind
+    /// `import` was given a directory that already holds something; it never writes into one.
+    public static let notEmpty = Code.notEmpty
 
     /// Keeps a ``ToolError``; wraps anything else as a ``store`` failure.
     static func wrapping(_ error: any Error, doing what: String) -> ToolError {
