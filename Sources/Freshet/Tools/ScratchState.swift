@@ -36,14 +36,20 @@ final class ScratchState {
 
     deinit { remove() }
 
-    /// Appends `records` (with their stored bytes) to the scratch log and folds each, in one
-    /// write transaction, then records the last LSN in `meta` as the store's writer does.
+    /// Folds `records` in one write transaction, keeping the bytes of `mutationProposed`
+    /// records in the scratch log (the only ones the fold reads back), then records the last
+    /// LSN in `meta` as the store's writer does.
     func fold(_ records: [(record: LogRecord, bytes: [UInt8])]) throws(StoreError) {
         guard let last = records.last else { return }
         do {
             try env.write { txn in
                 for (record, bytes) in records {
-                    try txn.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
+                    // The fold and the pending overlay read back only proposals from the log
+                    // (a confirmation or rollback finds its proposal by LSN): the scratch log
+                    // keeps those and nothing else.
+                    if case .mutationProposed = record.event {
+                        try txn.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
+                    }
                     try Fold.apply(record, to: state, in: txn)
                 }
                 try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.record.lsn.keyBytes)
