@@ -15,6 +15,8 @@ extension Command {
                   checksums, LSN continuity, and replay equals the stored state byte for byte
           stats   DIR [--json]
                   records by kind and collection, sizes, free pages, pending mutations, readers
+          why     DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json]
+                  a one-line verdict (fresh, stale by age, failing, offline, invalidated, …) and its timeline
           export  DIR [--from LSN] [--redact FIELD,…]
                   the log as JSON Lines (docs/log-format.md §13); credential headers always redacted
           import  DIR FILE [--through LSN]
@@ -60,6 +62,18 @@ extension Command {
             used and free pages, the oldest and newest LSN and time, pending mutations, the
             largest collections and the read transactions open now.
             exit status: 0 ok, 2 usage error or unreadable store
+            """,
+        "why": """
+            usage: freshet why DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json]
+            Says in one line why the collection shows what it shows — never fetched, local-only,
+            offline or failing since (attempts, last error), invalidated and not fetched since,
+            no-store/no-cache, stale by age, fresh (for how long, under which rule), renewed by
+            a 304, rows masked by pending mutations — then the records behind it.
+            Without --lsn/--at the whole log is judged now; --lsn LSN judges the state after
+            that record at its time; --at TIME takes records in log order up to TIME and judges
+            at TIME. --policy (http, always, manual or maxAge=SECONDS; default http) is the
+            freshness policy to judge under: the log does not record the app's.
+            exit status: 0 ok, 2 usage error, unreadable store, an LSN past the end
             """,
         "export": """
             usage: freshet export DIR [--from LSN] [--redact FIELD,…]

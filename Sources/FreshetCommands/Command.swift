@@ -8,6 +8,7 @@ public enum Command: Equatable, Sendable {
     case verify(StoreOptions)
     case stats(StoreOptions)
     case export(ExportOptions)
+    case why(WhyOptions)
     case importLog(ImportOptions)
     /// `freshet help [COMMAND]`, `freshet COMMAND --help`: nil for the overview.
     case help(String?)
@@ -30,6 +31,20 @@ public enum Command: Equatable, Sendable {
         public var json = false
 
         public init(directory: String) { self.directory = directory }
+    }
+
+    public struct WhyOptions: Equatable, Sendable {
+        public var directory: String
+        public var collection: String
+        public var point: ReplayPoint = .end
+        /// nil: the store's default (`.http`).
+        public var policy: FreshnessPolicy?
+        public var json = false
+
+        public init(directory: String, collection: String) {
+            self.directory = directory
+            self.collection = collection
+        }
     }
 
     public struct ExportOptions: Equatable, Sendable {
@@ -122,6 +137,28 @@ public enum Command: Equatable, Sendable {
                 return true
             }
             return name == "verify" ? .verify(options) : .stats(options)
+        case "why":
+            var options = WhyOptions(directory: "", collection: "")
+            var pointSet = false
+            var positional: [String] = []
+            while let arg = rest.popFirst() {
+                switch arg {
+                case "--json": options.json = true
+                case "--policy": options.policy = try policy(value(for: arg, in: &rest))
+                case "--lsn", "--at":
+                    guard !pointSet else { throw UsageError(message: "why: give --lsn or --at once, not both") }
+                    pointSet = true
+                    let text = try value(for: arg, in: &rest)
+                    options.point = arg == "--lsn" ? .lsn(try lsn(text, option: arg)) : .time(try time(text, option: arg))
+                default:
+                    if arg.hasPrefix("--") { throw UsageError(message: "why: unknown option \(arg); try `freshet help why`") }
+                    positional.append(arg)
+                }
+            }
+            guard positional.count == 2 else { throw UsageError(message: "why: needs a store directory and a collection (freshet why DIR COLLECTION)") }
+            options.directory = positional[0]
+            options.collection = positional[1]
+            return .why(options)
         case "export":
             var options = ExportOptions(directory: "")
             options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
@@ -180,6 +217,18 @@ public enum Command: Equatable, Sendable {
     private static func lsn(_ text: String, option: String) throws(UsageError) -> LSN {
         guard let v = UInt64(text) else { throw UsageError(message: "\(option) needs an LSN (a whole number), got \(text.debugDescription)") }
         return LSN(v)
+    }
+
+    /// `http`, `always`, `manual` or `maxAge=SECONDS`.
+    private static func policy(_ text: String) throws(UsageError) -> FreshnessPolicy {
+        switch text {
+        case "http": return .http
+        case "always": return .always
+        case "manual": return .manual
+        default:
+            if text.hasPrefix("maxAge="), let seconds = Int(text.dropFirst(7)), seconds >= 0 { return .maxAge(.seconds(seconds)) }
+            throw UsageError(message: "--policy needs http, always, manual or maxAge=SECONDS, got \(text.debugDescription)")
+        }
     }
 
     /// An ISO 8601 time with a zone (`2026-01-01T00:00:05Z`, fractional seconds allowed).

@@ -38,6 +38,8 @@ public struct Tool {
             return stats(options)
         case .export(let options):
             return export(options)
+        case .why(let options):
+            return why(options)
         case .importLog(let options):
             return importLog(options)
         }

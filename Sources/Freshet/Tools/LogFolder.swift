@@ -51,7 +51,9 @@ final class LogFolder {
     /// unread) or the log ends. `atEnd`, when given, runs inside the source read transaction
     /// in which the end of the log was reached, so it sees the materialized state exactly as
     /// of the last folded record even while an app keeps appending.
-    func run(stopBefore stop: (LogRecord) -> Bool, atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
+    ///
+    /// `visit` sees every record that is folded, in LSN order.
+    func run(stopBefore stop: (LogRecord) -> Bool, visit: ((LogRecord) -> Void)? = nil, atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
         let log = store.state.dbs.log
         var finished = false
         while !finished {
@@ -90,6 +92,7 @@ final class LogFolder {
                         return true
                     }
                     try scratch.fold(chunk)
+                    if let visit { for entry in chunk { visit(entry.record) } }
                     if let first = chunk.first, firstRecord == nil { firstRecord = (first.record.lsn, first.record.timestamp) }
                     if let last = chunk.last { lastFolded = (last.record.lsn, last.record.timestamp) }
                     recordCount += chunk.count
