@@ -33,6 +33,11 @@ final class LogFolder {
 
     /// The last LSN of the source log now (``LSN/zero`` when empty).
     func sourceLastLSN() throws(StoreError) -> LSN {
+        try Self.lastLSN(of: store)
+    }
+
+    /// The last LSN of `store`'s log now (``LSN/zero`` when empty), read in its own transaction.
+    static func lastLSN(of store: Store) throws(StoreError) -> LSN {
         do {
             return try store.env.read { txn in
                 var last = LSN.zero
@@ -53,7 +58,14 @@ final class LogFolder {
     /// of the last folded record even while an app keeps appending.
     ///
     /// `visit` sees every record that is folded, in LSN order.
-    func run(stopBefore stop: (LogRecord) -> Bool, visit: ((LogRecord) -> Void)? = nil, atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
+    ///
+    /// On a live store the writer may append faster than a chunked reader folds, so a reader
+    /// that wants the end of the log (`atEnd`) could chase it forever. Once the records up to
+    /// `unchunkedAfter` (the last LSN when the tool started) are folded, the next read
+    /// transaction takes everything that was appended meanwhile, however much: the work is
+    /// bounded.
+    func run(stopBefore stop: (LogRecord) -> Bool, visit: ((LogRecord) -> Void)? = nil, unchunkedAfter: LSN? = nil,
+             atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
         let log = store.state.dbs.log
         var finished = false
         while !finished {
@@ -68,7 +80,7 @@ final class LogFolder {
                             return true
                         }
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
-                        if chunk.count >= Self.chunkSize {
+                        if chunk.count >= Self.chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
                             reachedEnd = false
                             return false
                         }

@@ -19,7 +19,9 @@ extension Store {
         var done = false
         do {
             try checkOpen()
-            while !done {
+            // The end when the export starts: a live store's later appends are left out.
+            let end = try LogFolder.lastLSN(of: self)
+            while !done, next <= end {
                 done = true
                 var records: [LogRecord] = []
                 try env.read { txn in
@@ -30,6 +32,7 @@ extension Store {
                             return false
                         }
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
+                        if lsn > end { return false }
                         next = lsn.next
                         do throws(StoreError) {
                             records.append(try LogRecord.decode(Array(value), expectedLSN: lsn))

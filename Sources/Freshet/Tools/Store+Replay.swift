@@ -25,11 +25,13 @@ extension Store {
         }
     }
 
-    private func replayUntyped(to point: ReplayPoint, collections: CollectionFilter, policy: FreshnessPolicy?) throws -> Replay {
+    private func replayUntyped(to requested: ReplayPoint, collections: CollectionFilter, policy: FreshnessPolicy?) throws -> Replay {
             try checkOpen()
             let folder = try LogFolder(store: self)
             defer { folder.scratch.remove() }
             let last = try folder.sourceLastLSN()
+            // `.end` is the end when the replay starts: records an app appends meanwhile are left out.
+            let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
             switch point {
             case .lsn(let lsn) where lsn > last:
                 throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")

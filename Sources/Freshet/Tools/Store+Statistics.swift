@@ -14,7 +14,9 @@ extension Store {
             var perCollection: [String: StoreStatistics.Collection] = [:]
             var next = LSN(1)
             var done = false
-            while !done {
+            // The end when `stats` starts: a live store's later appends are left out.
+            let end = try LogFolder.lastLSN(of: self)
+            while !done, next <= end {
                 done = true
                 try env.read { txn in
                     var n = 0
@@ -24,8 +26,9 @@ extension Store {
                             done = false
                             return false
                         }
-                        n += 1
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
+                        if lsn > end { return false }
+                        n += 1
                         next = lsn.next
                         stats.records += 1
                         stats.logBytes += value.count

@@ -10,9 +10,9 @@ extension Store {
     /// Every difference is a ``StoreProblem`` naming the database, the collection, the row ID
     /// and the LSN of the last record that (according to the replay) wrote that value.
     ///
-    /// On a live store the log is read in short read transactions; the last one, which reaches
-    /// the end of the log, also reads the materialized databases, so both are compared at the
-    /// same LSN. Memory: the replayed state of one database is held while it is compared.
+    /// On a live store the log is read in short read transactions up to the LSN that was last
+    /// when `verify` started; one more read transaction then folds what was appended meanwhile
+    /// and reads the materialized databases, so both are compared at the same LSN. Memory: the replayed state of one database is held while it is compared.
     ///
     /// - Throws: ``ToolError/store`` when the store or the scratch store cannot be read.
     public func verify() throws(ToolError) -> VerifyReport {
@@ -22,7 +22,8 @@ extension Store {
             defer { folder.scratch.remove() }
             var problems: [StoreProblem] = []
             var compared = 0
-            try folder.run(stopBefore: { _ in false }, atEnd: { txn in
+            let startLSN = try folder.sourceLastLSN()
+            try folder.run(stopBefore: { _ in false }, unchunkedAfter: startLSN, atEnd: { txn in
                 (problems, compared) = try Self.compare(source: txn, dbs: self.state.dbs, scratch: folder.scratch)
             })
             return VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)

@@ -14,11 +14,13 @@ extension Store {
         }
     }
 
-    private func whyUntyped(_ collection: String, at point: ReplayPoint, now: Date?, policy: FreshnessPolicy) throws -> Diagnosis {
+    private func whyUntyped(_ collection: String, at requested: ReplayPoint, now: Date?, policy: FreshnessPolicy) throws -> Diagnosis {
         try checkOpen()
         let folder = try LogFolder(store: self)
         defer { folder.scratch.remove() }
         let last = try folder.sourceLastLSN()
+        // `.end` is the end when `why` starts: records an app appends meanwhile are left out.
+        let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
         if case .lsn(let lsn) = point, lsn > last {
             throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
         }

@@ -8,7 +8,7 @@ extension LogToolTests {
     struct CommandLineTests {
         @Test("help COMMAND and COMMAND --help print the same usage; --version names the log format")
         func helpAndVersion() {
-            for command in ["dump", "replay", "verify", "stats"] {
+            for command in ["dump", "replay", "verify", "stats", "why", "export", "import"] {
                 let help = runTool(["help", command])
                 #expect(help.status == 0)
                 #expect(help.stdout == [Command.helpTexts[command]])
