@@ -50,7 +50,8 @@ extension LogToolTests {
                 let stop = Atomic<Bool>(false)
                 let appender = Task {
                     var n = 0
-                    while !stop.load(ordering: .relaxed) {
+                    // Bounded: readers pin old pages, so an unbounded writer could fill the map.
+                    while !stop.load(ordering: .relaxed), n < 4000 {
                         n += 1
                         try await store.localWrite("live", [.upsert(row(String(n % 25), "v\(n)"))])
                     }
