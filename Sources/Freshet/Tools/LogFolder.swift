@@ -103,7 +103,7 @@ final class LogFolder {
                         lastSeen = lsn
                         return true
                     }
-                    try scratch.fold(chunk)
+                    problems += try scratch.fold(chunk)
                     if let visit { for entry in chunk { visit(entry.record) } }
                     if let first = chunk.first, firstRecord == nil { firstRecord = (first.record.lsn, first.record.timestamp) }
                     if let last = chunk.last { lastFolded = (last.record.lsn, last.record.timestamp) }

@@ -39,23 +39,54 @@ final class ScratchState {
     /// Folds `records` in one write transaction, keeping the bytes of `mutationProposed`
     /// records in the scratch log (the only ones the fold reads back), then records the last
     /// LSN in `meta` as the store's writer does.
-    func fold(_ records: [(record: LogRecord, bytes: [UInt8])]) throws(StoreError) {
-        guard let last = records.last else { return }
+    ///
+    /// A record the fold refuses (a confirmation whose proposal was unreadable, say) does not
+    /// stop the replay: the chunk is folded again with each record in a nested transaction,
+    /// and the refused ones are returned as problems.
+    func fold(_ records: [(record: LogRecord, bytes: [UInt8])]) throws(StoreError) -> [StoreProblem] {
+        guard let last = records.last else { return [] }
+        let wholeChunkFailure: any Error
         do {
-            try env.write { txn in
-                for (record, bytes) in records {
+            try write(records, last: last.record.lsn, isolated: false)
+            return []
+        } catch {
+            wholeChunkFailure = error
+        }
+        do {
+            return try write(records, last: last.record.lsn, isolated: true)
+        } catch {
+            // Not a record the fold refuses but the scratch store itself (a full map, a disk error).
+            throw StoreError(error, doing: "folding LSN \(records[0].record.lsn)…\(last.record.lsn) into the scratch store (first: \(wholeChunkFailure))")
+        }
+    }
+
+    @discardableResult
+    private func write(_ records: [(record: LogRecord, bytes: [UInt8])], last: LSN, isolated: Bool) throws -> [StoreProblem] {
+        try env.write { txn in
+            var problems: [StoreProblem] = []
+            for (record, bytes) in records {
+                func apply(_ t: borrowing Transaction) throws {
                     // The fold and the pending overlay read back only proposals from the log
                     // (a confirmation or rollback finds its proposal by LSN): the scratch log
                     // keeps those and nothing else.
                     if case .mutationProposed = record.event {
-                        try txn.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
+                        try t.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
                     }
-                    try Fold.apply(record, to: state, in: txn)
+                    try Fold.apply(record, to: state, in: t)
                 }
-                try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.record.lsn.keyBytes)
+                if isolated {
+                    do {
+                        try txn.nested { child in try apply(child) }
+                    } catch {
+                        problems.append(StoreProblem(database: "log", collection: record.collection, lsn: record.lsn,
+                                                     message: "\(record.kind.name) does not fold: \(StoreError(error, doing: "folding").message)"))
+                    }
+                } else {
+                    try apply(txn)
+                }
             }
-        } catch {
-            throw StoreError(error, doing: "folding LSN \(records[0].record.lsn)…\(last.record.lsn) into the scratch store")
+            try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
+            return problems
         }
     }
 

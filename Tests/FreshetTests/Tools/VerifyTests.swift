@@ -111,6 +111,33 @@ extension LogToolTests {
             }
         }
 
+        @Test("a truncated record is named by its LSN; a store of a newer format exits 2 naming the format")
+        func truncatedRecordAndNewerFormat() async throws {
+            try await withRecordedRun { directory, _ in
+                try withRawEnvironment(directory) { env, dbs in
+                    let log = try #require(dbs["log"])
+                    try env.write { txn in
+                        let bytes = try #require(try txn.get(log, key: lsnKey(4)))
+                        try txn.put(log, key: lsnKey(4), value: Array(bytes.prefix(20)))
+                    }
+                }
+                let problems = try verify(directory).problems
+                #expect(problems.first == StoreProblem(database: "log", lsn: 4, message: "record at LSN 4 is 20 bytes, shorter than the 30-byte minimum"))
+                // The confirmation of the lost proposal does not fold; verify says so and goes on.
+                #expect(problems.dropFirst().first == StoreProblem(database: "log", collection: "todos", lsn: 5,
+                                                                   message: "mutationConfirmed does not fold: mutationConfirmed for mutation 00000000-0000-0000-0000-000000000001, which was never proposed"))
+                try withRawEnvironment(directory) { env, dbs in
+                    let meta = try #require(dbs["meta"])
+                    try env.write { txn in try txn.put(meta, key: Array("formatVersion".utf8), value: [2]) }
+                }
+                for command in ["verify", "replay", "stats", "export", "dump"] {
+                    let run = runTool([command, directory.path])
+                    #expect(run.status == 2)
+                    #expect(run.stderr == ["freshet: cannot open store \(directory.path): \(directory.standardizedFileURL.path) has store format 2; this Freshet reads format 1"])
+                }
+            }
+        }
+
         @Test("verify of something that is not a store exits 2 with one line naming it")
         func notAStore() async throws {
             try await withTemporaryDirectory { directory in
