@@ -1,6 +1,7 @@
 import Foundation
 import Freshet
 import FreshetCommands
+import FreshetTesting
 @testable import FreshetLMDB
 import Testing
 
@@ -68,6 +69,48 @@ extension LogToolTests {
                 #expect(try verify(directory).problems == [
                     StoreProblem(database: "rows", collection: "todos", rowID: "2", lsn: 10, message: "stored value differs from the replay (page 0, index 1)"),
                 ])
+            }
+        }
+
+        @Test("every one of 60 seeded random bit flips in stored row values is caught and names that row")
+        func randomRowFlips() async throws {
+            try await withRecordedRun { directory, _ in
+                // The stored rows: (key, value, row ID) of every entry of `rows`.
+                let stored: [(key: [UInt8], value: [UInt8])] = try withRawEnvironment(directory) { env, dbs in
+                    let rows = try #require(dbs["rows"])
+                    return try env.read { txn in
+                        var all: [(key: [UInt8], value: [UInt8])] = []
+                        try txn.forEach(rows) { k, v in
+                            all.append((Array(k), Array(v)))
+                            return true
+                        }
+                        return all
+                    }
+                }
+                #expect(stored.count == 4) // todos 1, 2, 201 and favourites 1
+                for draw in FreshetTesting.SeededRandom.values(60, seed: 8) {
+                    let entry = stored[Int(draw % UInt64(stored.count))]
+                    // Flip one bit inside the row's JSON (after the ID), so the ID stays readable.
+                    let idLength = Int(entry.value[0])
+                    let jsonStart = 1 + idLength
+                    let offset = jsonStart + Int((draw >> 8) % UInt64(entry.value.count - jsonStart))
+                    var damaged = entry.value
+                    damaged[offset] ^= UInt8(1 << ((draw >> 32) % 8))
+                    try withRawEnvironment(directory) { env, dbs in
+                        let rows = try #require(dbs["rows"])
+                        try env.write { txn in try txn.put(rows, key: entry.key, value: damaged) }
+                    }
+                    let problems = try verify(directory).problems
+                    let id = String(decoding: entry.value[1..<jsonStart], as: UTF8.self)
+                    #expect(problems.count == 1)
+                    #expect(problems.first?.database == "rows")
+                    #expect(problems.first?.rowID == id)
+                    try withRawEnvironment(directory) { env, dbs in
+                        let rows = try #require(dbs["rows"])
+                        try env.write { txn in try txn.put(rows, key: entry.key, value: entry.value) }
+                    }
+                }
+                #expect(try verify(directory).problems == [])
             }
         }
 
