@@ -15,7 +15,7 @@ extension Command {
                   checksums, LSN continuity, and replay equals the stored state byte for byte
           stats   DIR [--json]
                   records by kind and collection, sizes, free pages, pending mutations, readers
-          why     DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json]
+          why     DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
                   a one-line verdict (fresh, stale by age, failing, offline, invalidated, …) and its timeline
           export  DIR [--from LSN] [--redact FIELD,…]
                   the log as JSON Lines (docs/log-format.md §13); credential headers always redacted
@@ -64,7 +64,7 @@ extension Command {
             exit status: 0 ok, 2 usage error or unreadable store
             """,
         "why": """
-            usage: freshet why DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json]
+            usage: freshet why DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
             Says in one line why the collection shows what it shows — never fetched, local-only,
             offline or failing since (attempts, last error), invalidated and not fetched since,
             no-store/no-cache, stale by age, fresh (for how long, under which rule), renewed by
@@ -72,8 +72,10 @@ extension Command {
             Without --lsn/--at the whole log is judged now; --lsn LSN judges the state after
             that record at its time; --at TIME takes records in log order up to TIME and judges
             at TIME. --policy (http, always, manual or maxAge=SECONDS; default http) is the
-            freshness policy to judge under: the log does not record the app's.
-            exit status: 0 ok, 2 usage error, unreadable store, an LSN past the end
+            freshness policy to judge under: the log does not record the app's. --svg FILE also
+            writes the timeline as an SVG picture (marks, fresh and stale bands, the moment asked).
+            exit status: 0 ok, 2 usage error, unreadable store, an LSN past the end or an
+            SVG file that cannot be written
             """,
         "export": """
             usage: freshet export DIR [--from LSN] [--redact FIELD,…]

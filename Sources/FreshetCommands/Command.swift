@@ -40,6 +40,8 @@ public enum Command: Equatable, Sendable {
         /// nil: the store's default (`.http`).
         public var policy: FreshnessPolicy?
         public var json = false
+        /// Where to write the timeline as SVG, if anywhere.
+        public var svg: String?
 
         public init(directory: String, collection: String) {
             self.directory = directory
@@ -145,6 +147,7 @@ public enum Command: Equatable, Sendable {
                 switch arg {
                 case "--json": options.json = true
                 case "--policy": options.policy = try policy(value(for: arg, in: &rest))
+                case "--svg": options.svg = try value(for: arg, in: &rest)
                 case "--lsn", "--at":
                     guard !pointSet else { throw UsageError(message: "why: give --lsn or --at once, not both") }
                     pointSet = true

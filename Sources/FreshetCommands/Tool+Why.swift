@@ -14,6 +14,14 @@ extension Tool {
             return 2
         }
         let policy = Self.name(d.policy)
+        if let path = options.svg {
+            do {
+                try Data(d.svg().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                standardError("freshet: cannot write \(path): \(error.localizedDescription)")
+                return 2
+            }
+        }
         if options.json {
             standardOutput(JSONLineWriter.line(.object([
                 ("collection", .string(d.collection)), ("verdict", .string(d.verdict.rawValue)), ("summary", .string(d.summary)),

@@ -98,3 +98,38 @@ extension LogToolTests {
         }
     }
 }
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Collects the `class` attribute of every element of an XML document.
+final class SVGClasses: NSObject, XMLParserDelegate {
+    var classes: [String] = []
+    var root: String?
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        if root == nil { root = name }
+        if let c = attributes["class"] { classes.append(c) }
+    }
+}
+
+extension LogToolTests.WhyTests {
+    @Test("why --svg writes the timeline as SVG: one mark per record, the bands and the moment asked about")
+    func svg() async throws {
+        try await withSituations { directory, _ in
+            let file = directory.appendingPathExtension("svg")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let run = runTool(["why", directory.path, "failing", "--lsn", "11", "--policy", "maxAge=60", "--svg", file.path])
+            #expect(run.status == 0)
+            let parser = XMLParser(data: try Data(contentsOf: file))
+            let collected = SVGClasses()
+            parser.delegate = collected
+            #expect(parser.parse())
+            #expect(collected.root == "svg")
+            #expect(collected.classes.filter { $0.hasPrefix("mark ") } == ["mark fetched", "mark fetchFailed", "mark fetchFailed"])
+            #expect(collected.classes.contains("band fresh"))
+            #expect(collected.classes.contains("now"))
+        }
+    }
+}
