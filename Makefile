@@ -5,6 +5,7 @@
 #   make bench  the full side-by-side benchmark (release build, see docs/performance.md)
 #   make build  bootstrap, then `swift build`
 #   make clean  remove .build and demo-store
+#   make freshet ARGS="stats demo-store"   run the freshet tool (release build, as make demo)
 # Maintenance: `make fixtures SHARED_DATA=../shared/data` rebuilds fixtures/ from the source data;
 # `make fixture-server` runs the fixture API server in the foreground.
 
@@ -12,7 +13,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 SHARED_DATA ?= ../shared/data
 
-.PHONY: all bootstrap demo test test-python test-swift bench build clean fixtures fixture-server
+.PHONY: all bootstrap demo test test-python test-swift bench build clean fixtures fixture-server freshet
 
 all: build
 
@@ -21,6 +22,9 @@ bootstrap:
 
 demo: bootstrap
 	$(SWIFT) run -c release freshet-demo
+
+freshet:
+	$(SWIFT) run -c release freshet $(ARGS)
 
 test: bootstrap
 	$(PYTHON) -m unittest discover -s tools/fixture-server

@@ -1,11 +1,18 @@
+import Foundation
 import Freshet
 
-/// A parsed `freshet` command line.
-///
-/// `freshet dump DIR [--from LSN] [--to LSN] [--collection NAME] [--json]`
+/// A parsed `freshet` command line (see ``Command/usage``).
 public enum Command: Equatable, Sendable {
     case dump(DumpOptions)
-    case help
+    case replay(ReplayOptions)
+    case verify(StoreOptions)
+    case stats(StoreOptions)
+    case export(ExportOptions)
+    case why(WhyOptions)
+    case importLog(ImportOptions)
+    /// `freshet help [COMMAND]`, `freshet COMMAND --help`: nil for the overview.
+    case help(String?)
+    case version
 
     public struct DumpOptions: Equatable, Sendable {
         public var directory: String
@@ -17,47 +24,192 @@ public enum Command: Equatable, Sendable {
         public init(directory: String) { self.directory = directory }
     }
 
+    public struct ReplayOptions: Equatable, Sendable {
+        public var directory: String
+        public var point: ReplayPoint = .end
+        public var collection: String?
+        public var json = false
+
+        public init(directory: String) { self.directory = directory }
+    }
+
+    public struct WhyOptions: Equatable, Sendable {
+        public var directory: String
+        public var collection: String
+        public var point: ReplayPoint = .end
+        /// nil: the store's default (`.http`).
+        public var policy: FreshnessPolicy?
+        public var json = false
+        /// Where to write the timeline as SVG, if anywhere.
+        public var svg: String?
+
+        public init(directory: String, collection: String) {
+            self.directory = directory
+            self.collection = collection
+        }
+    }
+
+    public struct ExportOptions: Equatable, Sendable {
+        public var directory: String
+        public var from: LSN = LSN(1)
+        /// Row fields to redact, from `--redact a,b,c`.
+        public var redact: [String] = []
+
+        public init(directory: String) { self.directory = directory }
+    }
+
+    public struct ImportOptions: Equatable, Sendable {
+        /// The new store's directory.
+        public var directory: String
+        /// The JSON Lines file; `-` for standard input.
+        public var file: String
+        public var through: LSN?
+
+        public init(directory: String, file: String) {
+            self.directory = directory
+            self.file = file
+        }
+    }
+
+    /// Options of the commands that take a store and nothing but `--json`.
+    public struct StoreOptions: Equatable, Sendable {
+        public var directory: String
+        public var json = false
+
+        public init(directory: String) { self.directory = directory }
+    }
+
     /// A command line that cannot be run; printed as one line, exit status 2.
     public struct UsageError: Error, Equatable, CustomStringConvertible {
         public var message: String
         public var description: String { message }
     }
 
-    public static let usage = """
-        usage: freshet dump DIR [--from LSN] [--to LSN] [--collection NAME] [--json]
-          dump   one line per event (LSN, time, kind, collection, summary); --json for JSON Lines
-        exit status: 0 ok, 1 problem found, 2 usage error or unreadable store
-        """
-
     /// Parses the arguments after the program name.
-    /// - Throws: ``UsageError`` for an unknown command or option, a missing value, or a bad LSN.
+    /// - Throws: ``UsageError`` for an unknown command or option, a missing value, a bad LSN or time.
     public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         guard let name = arguments.first else { throw UsageError(message: "missing command; try `freshet help`") }
         var rest = arguments.dropFirst()
+        if name != "help", rest.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            guard helpTexts[name] != nil else { throw UsageError(message: "unknown command \(name.debugDescription); try `freshet help`") }
+            return .help(name)
+        }
         switch name {
         case "help", "--help", "-h":
-            return .help
+            guard let topic = rest.popFirst() else { return .help(nil) }
+            guard helpTexts[topic] != nil else { throw UsageError(message: "help: no command \(topic.debugDescription); try `freshet help`") }
+            return .help(topic)
+        case "--version", "version":
+            return .version
         case "dump":
-            var directory: String?
             var options = DumpOptions(directory: "")
-            while let arg = rest.popFirst() {
+            options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
                 switch arg {
                 case "--json": options.json = true
                 case "--from": options.from = try lsn(value(for: arg, in: &rest), option: arg)
                 case "--to": options.to = try lsn(value(for: arg, in: &rest), option: arg)
                 case "--collection": options.collection = try value(for: arg, in: &rest)
+                default: return false
+                }
+                return true
+            }
+            return .dump(options)
+        case "replay":
+            var options = ReplayOptions(directory: "")
+            var pointSet = false
+            options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
+                switch arg {
+                case "--json": options.json = true
+                case "--collection": options.collection = try value(for: arg, in: &rest)
+                case "--to", "--at":
+                    guard !pointSet else { throw UsageError(message: "replay: give --to or --at once, not both") }
+                    pointSet = true
+                    let text = try value(for: arg, in: &rest)
+                    options.point = arg == "--to" ? .lsn(try lsn(text, option: arg)) : .time(try time(text, option: arg))
+                default: return false
+                }
+                return true
+            }
+            return .replay(options)
+        case "verify", "stats":
+            var options = StoreOptions(directory: "")
+            options.directory = try parseOptions(name, &rest) { arg, _ throws(UsageError) in
+                guard arg == "--json" else { return false }
+                options.json = true
+                return true
+            }
+            return name == "verify" ? .verify(options) : .stats(options)
+        case "why":
+            var options = WhyOptions(directory: "", collection: "")
+            var pointSet = false
+            var positional: [String] = []
+            while let arg = rest.popFirst() {
+                switch arg {
+                case "--json": options.json = true
+                case "--policy": options.policy = try policy(value(for: arg, in: &rest))
+                case "--svg": options.svg = try value(for: arg, in: &rest)
+                case "--lsn", "--at":
+                    guard !pointSet else { throw UsageError(message: "why: give --lsn or --at once, not both") }
+                    pointSet = true
+                    let text = try value(for: arg, in: &rest)
+                    options.point = arg == "--lsn" ? .lsn(try lsn(text, option: arg)) : .time(try time(text, option: arg))
                 default:
-                    if arg.hasPrefix("--") { throw UsageError(message: "dump: unknown option \(arg)") }
-                    guard directory == nil else { throw UsageError(message: "dump: unexpected argument \(arg)") }
-                    directory = arg
+                    if arg.hasPrefix("--") { throw UsageError(message: "why: unknown option \(arg); try `freshet help why`") }
+                    positional.append(arg)
                 }
             }
-            guard let directory else { throw UsageError(message: "dump: missing store directory (freshet dump DIR)") }
-            options.directory = directory
-            return .dump(options)
+            guard positional.count == 2 else { throw UsageError(message: "why: needs a store directory and a collection (freshet why DIR COLLECTION)") }
+            options.directory = positional[0]
+            options.collection = positional[1]
+            return .why(options)
+        case "export":
+            var options = ExportOptions(directory: "")
+            options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
+                switch arg {
+                case "--from": options.from = try lsn(value(for: arg, in: &rest), option: arg)
+                case "--redact":
+                    options.redact = try value(for: arg, in: &rest).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                default: return false
+                }
+                return true
+            }
+            return .export(options)
+        case "import":
+            var through: LSN?
+            var positional: [String] = []
+            while let arg = rest.popFirst() {
+                if arg == "--through" {
+                    through = try lsn(value(for: arg, in: &rest), option: arg)
+                } else if arg.hasPrefix("--") {
+                    throw UsageError(message: "import: unknown option \(arg); try `freshet help import`")
+                } else {
+                    positional.append(arg)
+                }
+            }
+            guard positional.count == 2 else { throw UsageError(message: "import: needs a new store directory and a JSON Lines file (freshet import DIR FILE, - for standard input)") }
+            var options = ImportOptions(directory: positional[0], file: positional[1])
+            options.through = through
+            return .importLog(options)
         default:
             throw UsageError(message: "unknown command \(name.debugDescription); try `freshet help`")
         }
+    }
+
+    /// Walks the arguments of `command`, handing options to `option` (which returns false for
+    /// one it does not know) and returning the one store directory.
+    private static func parseOptions(_ command: String, _ rest: inout ArraySlice<String>,
+                                     _ option: (String, inout ArraySlice<String>) throws(UsageError) -> Bool) throws(UsageError) -> String {
+        var directory: String?
+        while let arg = rest.popFirst() {
+            if arg.hasPrefix("--") {
+                guard try option(arg, &rest) else { throw UsageError(message: "\(command): unknown option \(arg); try `freshet help \(command)`") }
+                continue
+            }
+            guard directory == nil else { throw UsageError(message: "\(command): unexpected argument \(arg.debugDescription)") }
+            directory = arg
+        }
+        guard let directory else { throw UsageError(message: "\(command): missing store directory (freshet \(command) DIR)") }
+        return directory
     }
 
     private static func value(for option: String, in rest: inout ArraySlice<String>) throws(UsageError) -> String {
@@ -68,5 +220,29 @@ public enum Command: Equatable, Sendable {
     private static func lsn(_ text: String, option: String) throws(UsageError) -> LSN {
         guard let v = UInt64(text) else { throw UsageError(message: "\(option) needs an LSN (a whole number), got \(text.debugDescription)") }
         return LSN(v)
+    }
+
+    /// `http`, `always`, `manual` or `maxAge=SECONDS`.
+    private static func policy(_ text: String) throws(UsageError) -> FreshnessPolicy {
+        switch text {
+        case "http": return .http
+        case "always": return .always
+        case "manual": return .manual
+        default:
+            if text.hasPrefix("maxAge="), let seconds = Int(text.dropFirst(7)), seconds >= 0 { return .maxAge(.seconds(seconds)) }
+            throw UsageError(message: "--policy needs http, always, manual or maxAge=SECONDS, got \(text.debugDescription)")
+        }
+    }
+
+    /// An ISO 8601 time with a zone (`2026-01-01T00:00:05Z`, fractional seconds allowed).
+    private static func time(_ text: String, option: String) throws(UsageError) -> Date {
+        for style in [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()] {
+            do {
+                return try style.parse(text)
+            } catch {
+                continue
+            }
+        }
+        throw UsageError(message: "\(option) needs an ISO 8601 time such as 2026-01-01T00:00:05Z, got \(text.debugDescription)")
     }
 }

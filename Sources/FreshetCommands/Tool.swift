@@ -22,30 +22,59 @@ public struct Tool {
             return 2
         }
         switch command {
-        case .help:
-            standardOutput(Command.usage)
+        case .help(let topic):
+            standardOutput(topic.flatMap { Command.helpTexts[$0] } ?? Command.usage)
+            return 0
+        case .version:
+            standardOutput(Command.versionText)
             return 0
         case .dump(let options):
             return dump(options)
+        case .replay(let options):
+            return replay(options)
+        case .verify(let options):
+            return verify(options)
+        case .stats(let options):
+            return stats(options)
+        case .export(let options):
+            return export(options)
+        case .why(let options):
+            return why(options)
+        case .importLog(let options):
+            return importLog(options)
         }
     }
 
-    func dump(_ options: Command.DumpOptions) -> Int32 {
-        let store: Store
+    /// Opens the store at `path` read-only (`MDB_RDONLY`, mutations never sent), or says why
+    /// not on standard error and returns nil.
+    func openReadOnly(_ path: String) -> Store? {
         do {
             var configuration = Configuration(durability: .relaxed)
             configuration.sendsMutations = false
-            store = try Store(directory: URL(fileURLWithPath: options.directory), configuration: configuration, create: false)
+            return try Store(directory: URL(fileURLWithPath: path), configuration: configuration, create: false)
         } catch {
-            standardError("freshet: cannot open store \(options.directory): \(error.message)")
-            return 2
+            standardError("freshet: cannot open store \(path): \(error.message)")
+            return nil
         }
+    }
+
+    /// Says on standard error that `--collection VALUE` selected nothing.
+    func reportNoMatch(_ value: String, in path: String) {
+        standardError("freshet: no collection matches \(value.debugDescription) in \(path) (a prefix ends in / or *)")
+    }
+
+    func dump(_ options: Command.DumpOptions) -> Int32 {
+        guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
+        let filter = options.collection.map(CollectionFilter.init) ?? .all
         var problems = 0
+        var matched = 0
         do {
-            try store.readLog(from: options.from, to: options.to, collection: options.collection) { entry in
+            try store.readLog(from: options.from, to: options.to) { entry in
                 switch entry {
                 case .record(let record):
+                    guard filter.matches(record.collection) else { return true }
+                    matched += 1
                     standardOutput(options.json ? record.jsonLine : Self.textLine(record))
                 case .unreadable(let lsn, let error):
                     problems += 1
@@ -61,6 +90,7 @@ public struct Tool {
             standardError("freshet: reading \(options.directory): \(error)")
             return 2
         }
+        if let value = options.collection, matched == 0 { reportNoMatch(value, in: options.directory) }
         if problems > 0 {
             standardError("freshet: \(problems) unreadable record\(problems == 1 ? "" : "s") in \(options.directory)")
             return 1

@@ -125,11 +125,11 @@ struct DumpCommandTests {
     }
 
     @Test("usage errors exit 2 with one line on stderr", arguments: [
-        (["dump", "/tmp/x", "--bogus"], "freshet: dump: unknown option --bogus"),
+        (["dump", "/tmp/x", "--bogus"], "freshet: dump: unknown option --bogus; try `freshet help dump`"),
         ([], "freshet: missing command; try `freshet help`"),
         (["frob"], "freshet: unknown command \"frob\"; try `freshet help`"),
         (["dump"], "freshet: dump: missing store directory (freshet dump DIR)"),
-        (["dump", "/tmp/x", "/tmp/y"], "freshet: dump: unexpected argument /tmp/y"),
+        (["dump", "/tmp/x", "/tmp/y"], #"freshet: dump: unexpected argument "/tmp/y""#),
         (["dump", "/tmp/x", "--from"], "freshet: --from needs a value"),
         (["dump", "/tmp/x", "--to", "ten"], "freshet: --to needs an LSN (a whole number), got \"ten\""),
         (["dump", "/tmp/x", "--collection", "--json"], "freshet: --collection needs a value"),

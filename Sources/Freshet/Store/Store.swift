@@ -283,16 +283,7 @@ public final class Store: Sendable {
     /// The status a snapshot shows: in-flight first, then the last failure, then freshness.
     func status(rows: [Row], mark: SyncMark?, collection: String) -> Snapshot.Status {
         if refreshes.isFetching(collection) { return rows.isEmpty ? .loading : .refreshing }
-        guard let mark else { return .empty }
-        if mark.consecutiveFailures > 0, let error = mark.lastError {
-            return .failed(error: error, lastSyncedAt: mark.validatedAt)
-        }
-        guard mark.validatedAt != nil else {
-            // Never fetched: a local-only collection (fresh by definition) or nothing yet.
-            if mark.invalidatedAt != nil { return .stale }
-            return rows.isEmpty ? .empty : .fresh
-        }
-        return freshness(of: collection, mark: mark).isStale ? .stale : .fresh
+        return .stored(rows: rows, mark: mark, policy: freshnessPolicy(for: collection), now: dependencies.now())
     }
 
     /// The freshness policy that applies to `collection`: its resource's, else the default.

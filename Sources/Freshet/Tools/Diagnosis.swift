@@ -1,0 +1,47 @@
+import Foundation
+
+/// `freshet why`: why a collection shows what it shows — a one-line verdict and the records
+/// behind it. The verdict is computed from the same SyncMark, ``Freshness/evaluate(_:policy:now:)``
+/// and status rules a ``Snapshot`` uses, so the two never disagree.
+public struct Diagnosis: Sendable {
+    /// The situation, most pressing first (the order the snapshot status checks in).
+    public enum Verdict: String, Sendable, Hashable {
+        /// No fetch and no local write of the collection is in the log.
+        case neverFetched
+        /// Written locally, never fetched: fresh by definition.
+        case localOnly
+        /// The last attempts failed while the server could not be reached (`cannotConnect`,
+        /// `timedOut`, `connectionLost`): the stored rows are served stale while offline.
+        case offline
+        /// The last attempts failed for another reason (an HTTP status, a bad body).
+        case failing
+        /// Invalidated after its last fetch, and not fetched since.
+        case invalidated
+        /// The server said `no-store` or `no-cache`: every refresh goes to the network.
+        case noStoreOrNoCache
+        /// Stale because the policy's or the server's lifetime has run out (or `.always`).
+        case staleByAge
+        /// Fresh; the last validation was a 304 that renewed the stored rows.
+        case renewedBy304
+        /// Fresh since the last 200.
+        case fresh
+    }
+
+    public let collection: String
+    public let verdict: Verdict
+    /// The verdict as one line a person reads, such as
+    /// `stale by age: stale for 70 s (max-age=30, age 100 s); last validated by a 304 at … (LSN 20)`.
+    public let summary: String
+    /// The policy the verdict was judged under, and the time it was judged at.
+    public let policy: FreshnessPolicy
+    public let time: Date
+    /// The snapshot status at that point (never `loading`/`refreshing`).
+    public let status: Snapshot.Status
+    public let freshness: FreshnessVerdict
+    /// Unresolved mutations whose ops touch the collection: their rows mask the server's.
+    public let maskingMutations: [PendingMutationInfo]
+    /// The records that touched the collection, in LSN order (at most the last 50).
+    public let timeline: [LogRecord]
+    /// The SyncMark at that point.
+    public let syncMark: SyncMark?
+}

@@ -1,0 +1,128 @@
+import Foundation
+import FreshetLMDB
+
+/// Folds a store's log, in LSN order, into a ``ScratchState`` with the store's own ``Fold``.
+///
+/// The log is read in chunks of at most ``chunkSize`` records, each in its own short read
+/// transaction, so a live store's writer is never held back for long (LMDB readers do not
+/// block the writer, but a long reader keeps old pages from being reused). Records that do
+/// not decode, and LSNs that are missing, are recorded in ``problems`` and skipped.
+final class LogFolder {
+    static let chunkSize = 4096
+
+    let store: Store
+    let scratch: ScratchState
+    /// The last LSN read from the source log (folded or unreadable).
+    private(set) var lastSeen: LSN = .zero
+    /// The last record folded.
+    private(set) var lastFolded: (lsn: LSN, time: Date)?
+    private(set) var firstRecord: (lsn: LSN, time: Date)?
+    private(set) var recordCount = 0
+    private(set) var problems: [StoreProblem] = []
+
+    init(store: Store) throws(StoreError) {
+        self.store = store
+        let mapSize: Int
+        do {
+            mapSize = max(try store.env.info().mapSize, store.configuration.mapSize)
+        } catch {
+            throw StoreError(error, doing: "reading the size of \(store.directory.path)")
+        }
+        self.scratch = try ScratchState(mapSize: mapSize)
+    }
+
+    /// The last LSN of the source log now (``LSN/zero`` when empty).
+    func sourceLastLSN() throws(StoreError) -> LSN {
+        try Self.lastLSN(of: store)
+    }
+
+    /// The last LSN of `store`'s log now (``LSN/zero`` when empty), read in its own transaction.
+    static func lastLSN(of store: Store) throws(StoreError) -> LSN {
+        do {
+            return try store.env.read { txn in
+                var last = LSN.zero
+                try txn.forEach(store.state.dbs.log, reverse: true) { key, _ in
+                    if key.count == 8 { last = LSN(Keys.readUInt64(key, at: 0)) }
+                    return false
+                }
+                return last
+            }
+        } catch {
+            throw StoreError(error, doing: "reading the log of \(store.directory.path)")
+        }
+    }
+
+    /// Folds records until `stop` returns true for one (that record and the rest are left
+    /// unread) or the log ends. `atEnd`, when given, runs inside the source read transaction
+    /// in which the end of the log was reached, so it sees the materialized state exactly as
+    /// of the last folded record even while an app keeps appending.
+    ///
+    /// `visit` sees every record that is folded, in LSN order.
+    ///
+    /// On a live store the writer may append faster than a chunked reader folds, so a reader
+    /// that wants the end of the log (`atEnd`) could chase it forever. Once the records up to
+    /// `unchunkedAfter` (the last LSN when the tool started) are folded, the next read
+    /// transaction takes everything that was appended meanwhile, however much: the work is
+    /// bounded.
+    func run(stopBefore stop: (LogRecord) -> Bool, visit: ((LogRecord) -> Void)? = nil, unchunkedAfter: LSN? = nil,
+             atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
+        let log = store.state.dbs.log
+        var finished = false
+        while !finished {
+            do {
+                try store.env.read { txn in
+                    var chunk: [(record: LogRecord, bytes: [UInt8])] = []
+                    var reachedEnd = true
+                    var stopped = false
+                    try txn.forEach(log, from: lastSeen.next.keyBytes) { key, value in
+                        guard key.count == 8 else {
+                            problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
+                            return true
+                        }
+                        let lsn = LSN(Keys.readUInt64(key, at: 0))
+                        if chunk.count >= Self.chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
+                            reachedEnd = false
+                            return false
+                        }
+                        let bytes = Array(value)
+                        let record: LogRecord
+                        do throws(StoreError) {
+                            record = try LogRecord.decode(bytes, expectedLSN: lsn)
+                        } catch {
+                            noteGap(before: lsn)
+                            problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
+                            lastSeen = lsn
+                            return true
+                        }
+                        if stop(record) {
+                            stopped = true
+                            return false
+                        }
+                        noteGap(before: lsn)
+                        chunk.append((record, bytes))
+                        lastSeen = lsn
+                        return true
+                    }
+                    problems += try scratch.fold(chunk)
+                    if let visit { for entry in chunk { visit(entry.record) } }
+                    if let first = chunk.first, firstRecord == nil { firstRecord = (first.record.lsn, first.record.timestamp) }
+                    if let last = chunk.last { lastFolded = (last.record.lsn, last.record.timestamp) }
+                    recordCount += chunk.count
+                    if stopped || reachedEnd {
+                        finished = true
+                        if reachedEnd, !stopped, let atEnd { try atEnd(txn) }
+                    }
+                }
+            } catch {
+                throw StoreError(error, doing: "replaying the log of \(store.directory.path)")
+            }
+        }
+    }
+
+    /// Records a missing range when `lsn` does not follow the last LSN seen.
+    private func noteGap(before lsn: LSN) {
+        guard lsn != lastSeen.next else { return }
+        let missing = lastSeen.next == LSN(lsn.rawValue - 1) ? "LSN \(lastSeen.next) is missing" : "LSNs \(lastSeen.next)…\(LSN(lsn.rawValue - 1)) are missing"
+        problems.append(StoreProblem(database: "log", lsn: lastSeen.next, message: "\(missing): the log jumps from \(lastSeen) to \(lsn)"))
+    }
+}

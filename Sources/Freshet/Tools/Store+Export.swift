@@ -1,0 +1,68 @@
+import Foundation
+import FreshetLMDB
+
+extension Store {
+    /// Writes the log as JSON Lines, one record per line in LSN order (docs/log-format.md §13),
+    /// handing each line (without its newline) to `line`. Reads in chunks of 4,096 records, one
+    /// short read transaction each; the store is only read.
+    ///
+    /// - Parameters:
+    ///   - from: the first LSN to write.
+    ///   - redaction: row fields to replace; credential headers are always replaced.
+    /// - Returns: the records written, and the records skipped because they do not decode
+    ///   (a JSON Lines file cannot carry them).
+    /// - Throws: ``ToolError/store`` when the store cannot be read.
+    public func exportLog(from: LSN = LSN(1), redaction: Redaction = Redaction(), _ line: (String) -> Void) throws(ToolError) -> (written: Int, skipped: [StoreProblem]) {
+        var written = 0
+        var skipped: [StoreProblem] = []
+        var next = from
+        var done = false
+        do {
+            try checkOpen()
+            // The end when the export starts: a live store's later appends are left out.
+            let end = try LogFolder.lastLSN(of: self)
+            while !done, next <= end {
+                done = true
+                var records: [LogRecord] = []
+                try env.read { txn in
+                    try txn.forEach(state.dbs.log, from: next.keyBytes) { key, value in
+                        guard key.count == 8 else { return true }
+                        if records.count == LogFolder.chunkSize {
+                            done = false
+                            return false
+                        }
+                        let lsn = LSN(Keys.readUInt64(key, at: 0))
+                        if lsn > end { return false }
+                        next = lsn.next
+                        do throws(StoreError) {
+                            records.append(try LogRecord.decode(Array(value), expectedLSN: lsn))
+                        } catch {
+                            skipped.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
+                        }
+                        return true
+                    }
+                }
+                // Lines are written outside the read transaction.
+                for record in records {
+                    line(JSONLineWriter.line(Self.exportLine(record, redaction: redaction)))
+                    written += 1
+                }
+            }
+        } catch {
+            throw ToolError.wrapping(error, doing: "exporting \(directory.path)")
+        }
+        return (written, skipped)
+    }
+
+    /// One record as a JSON Lines object: `lsn`, `micros`, `time`, `kind`, `collection`, `event`.
+    static func exportLine(_ record: LogRecord, redaction: Redaction) -> JSONValue {
+        .object([
+            ("lsn", .uint(record.lsn.rawValue)),
+            ("micros", .int(ByteWriter.micros(record.timestamp))),
+            ("time", .string(LogRecord.iso8601(record.timestamp))),
+            ("kind", .string(record.kind.name)),
+            ("collection", .string(record.collection)),
+            ("event", EventJSON.json(record.event, redaction: redaction)),
+        ])
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import FreshetLMDB
+
+extension Store {
+    /// Rebuilds the projection at `point` by folding the log from its first record into a
+    /// scratch store with the same ``Fold`` the store uses; the store itself is only read.
+    ///
+    /// ```swift
+    /// let past = try store.replay(to: .lsn(42), collections: .prefix("pokemon/"))
+    /// for snapshot in past.snapshots { print(snapshot.collection, snapshot.rows.count) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - collections: which collections to report (all are folded: a mutation may touch several).
+    ///   - policy: the freshness policy statuses are judged under (the log does not record
+    ///     which policy a collection was read with); the store's default when nil.
+    /// - Throws: ``ToolError/pastEnd`` for an LSN after the last record,
+    ///   ``ToolError/beforeFirstRecord`` for a time before the first record, ``ToolError/store``
+    ///   when the log or the scratch store cannot be read or written.
+    public func replay(to point: ReplayPoint = .end, collections: CollectionFilter = .all, policy: FreshnessPolicy? = nil) throws(ToolError) -> Replay {
+        do {
+            return try replayUntyped(to: point, collections: collections, policy: policy)
+        } catch {
+            throw ToolError.wrapping(error, doing: "replaying \(directory.path)")
+        }
+    }
+
+    private func replayUntyped(to requested: ReplayPoint, collections: CollectionFilter, policy: FreshnessPolicy?) throws -> Replay {
+            try checkOpen()
+            let folder = try LogFolder(store: self)
+            defer { folder.scratch.remove() }
+            let last = try folder.sourceLastLSN()
+            // `.end` is the end when the replay starts: records an app appends meanwhile are left out.
+            let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
+            switch point {
+            case .lsn(let lsn) where lsn > last:
+                throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
+            default: break
+            }
+            try folder.run(stopBefore: { record in
+                switch point {
+                case .end: false
+                case .lsn(let lsn): record.lsn > lsn
+                case .time(let time): record.timestamp > time
+                }
+            })
+            if case .time(let time) = point, folder.lastFolded == nil {
+                let first = try firstRecordTime()
+                let detail = first.map { " (first record: LSN \($0.lsn) at \(LogRecord.iso8601($0.time)))" } ?? " (the log is empty)"
+                throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(directory.path)\(detail)")
+            }
+            let now: Date? = switch point {
+            case .time(let time): time
+            default: folder.lastFolded?.time
+            }
+            return try Self.projection(of: folder, collections: collections, policy: policy ?? configuration.defaultFreshness, now: now)
+    }
+
+    private func firstRecordTime() throws -> (lsn: LSN, time: Date)? {
+        var first: (LSN, Date)?
+        try readLog { entry in
+            if case .record(let r) = entry { first = (r.lsn, r.timestamp) }
+            return first == nil
+        }
+        return first
+    }
+
+    /// Reads the folded scratch state as a ``Replay``.
+    static func projection(of folder: LogFolder, collections filter: CollectionFilter, policy: FreshnessPolicy, now: Date?) throws -> Replay {
+        let scratch = folder.scratch
+        let overlay = PendingOverlay()
+        return try scratch.env.read { txn in
+            let state = scratch.state
+            var snapshots: [Snapshot] = []
+            for name in try state.collections(in: txn) where filter.matches(name) {
+                let mark = try state.syncMark(name, in: txn)
+                let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
+                let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
+                let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy, now: now ?? Date(timeIntervalSince1970: 0))
+                snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, lsn: mark?.lastLSN ?? .zero, pendingMutations: projected.mutations))
+            }
+            let pending = try overlay.pending(state: state, in: txn).map { lsn, proposal in
+                var collections: [String] = []
+                for op in proposal.mutation.ops where !collections.contains(op.collection) { collections.append(op.collection) }
+                return PendingMutationInfo(lsn: lsn, id: proposal.id, name: proposal.mutation.name, queue: proposal.mutation.queue, collections: collections)
+            }
+            return Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import FreshetLMDB
+
+extension Store {
+    /// Checks the store against its own log: every record decodes and passes its CRC-32C,
+    /// LSNs run on without a gap from 1, and folding the log into a scratch store with the same
+    /// ``Fold`` yields the materialized databases byte for byte (`rows`, `rowIndex`, `marks`,
+    /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`). The store is only read.
+    ///
+    /// Every difference is a ``StoreProblem`` naming the database, the collection, the row ID
+    /// and the LSN of the last record that (according to the replay) wrote that value.
+    ///
+    /// On a live store the log is read in short read transactions up to the LSN that was last
+    /// when `verify` started; one more read transaction then folds what was appended meanwhile
+    /// and reads the materialized databases, so both are compared at the same LSN. Memory: the replayed state of one database is held while it is compared.
+    ///
+    /// - Throws: ``ToolError/store`` when the store or the scratch store cannot be read.
+    public func verify() throws(ToolError) -> VerifyReport {
+        do {
+            try checkOpen()
+            let folder = try LogFolder(store: self)
+            defer { folder.scratch.remove() }
+            var problems: [StoreProblem] = []
+            var compared = 0
+            let startLSN = try folder.sourceLastLSN()
+            try folder.run(stopBefore: { _ in false }, unchunkedAfter: startLSN, atEnd: { txn in
+                (problems, compared) = try Self.compare(source: txn, dbs: self.state.dbs, scratch: folder.scratch)
+            })
+            return VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
+        } catch {
+            throw ToolError.wrapping(error, doing: "verifying \(directory.path)")
+        }
+    }
+
+    /// Compares every materialized database of the source (read in `source`) with the scratch one.
+    private static func compare(source: borrowing Transaction, dbs: StoreDatabases, scratch: ScratchState) throws -> ([StoreProblem], Int) {
+        let replayed = scratch.state.dbs
+        let pairs: [(String, Database, Database)] = [
+            ("rows", dbs.rows, replayed.rows), ("rowIndex", dbs.rowIndex, replayed.rowIndex),
+            ("marks", dbs.marks, replayed.marks), ("meta", dbs.meta, replayed.meta),
+            ("pending", dbs.pending, replayed.pending), ("mutations", dbs.mutations, replayed.mutations),
+            ("idMap", dbs.idMap, replayed.idMap), ("confirmed", dbs.confirmed, replayed.confirmed),
+        ]
+        var marks: [String: SyncMark] = [:]
+        try scratch.env.read { txn in
+            for name in try scratch.state.collections(in: txn) {
+                marks[name] = try scratch.state.syncMark(name, in: txn)
+            }
+        }
+        let namer = DifferenceNamer(replayedMarks: marks)
+        var problems: [StoreProblem] = []
+        var compared = 0
+        for (name, stored, rebuilt) in pairs {
+            var expected: [(key: [UInt8], value: [UInt8])] = []
+            try scratch.env.read { txn in
+                try txn.forEach(rebuilt) { key, value in
+                    expected.append((Array(key), Array(value)))
+                    return true
+                }
+            }
+            var i = 0
+            try source.forEach(stored) { keyBuffer, valueBuffer in
+                let key = Array(keyBuffer)
+                while i < expected.count, expected[i].key.lexicographicallyPrecedes(key) {
+                    problems.append(namer.name(database: name, key: expected[i].key, stored: nil, replayed: expected[i].value))
+                    compared += 1
+                    i += 1
+                }
+                compared += 1
+                if i < expected.count, expected[i].key == key {
+                    if !valueBuffer.elementsEqual(expected[i].value) {
+                        problems.append(namer.name(database: name, key: key, stored: Array(valueBuffer), replayed: expected[i].value))
+                    }
+                    i += 1
+                } else {
+                    problems.append(namer.name(database: name, key: key, stored: Array(valueBuffer), replayed: nil))
+                }
+                return true
+            }
+            while i < expected.count {
+                problems.append(namer.name(database: name, key: expected[i].key, stored: nil, replayed: expected[i].value))
+                compared += 1
+                i += 1
+            }
+        }
+        return (problems, compared)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+extension Store {
+    /// Explains why `collection` is fresh, stale, failing or empty at `point` (replayed from the
+    /// log, the store is only read), judged at `now` (nil: the time of the last record taken)
+    /// under `policy` (nil: the store's default; the log does not record the app's policy).
+    ///
+    /// - Throws: ``ToolError/pastEnd``, ``ToolError/beforeFirstRecord``, ``ToolError/store``.
+    public func why(_ collection: String, at point: ReplayPoint = .end, now: Date? = nil, policy: FreshnessPolicy? = nil) throws(ToolError) -> Diagnosis {
+        do {
+            return try whyUntyped(collection, at: point, now: now, policy: policy ?? configuration.defaultFreshness)
+        } catch {
+            throw ToolError.wrapping(error, doing: "explaining \(collection) in \(directory.path)")
+        }
+    }
+
+    private func whyUntyped(_ collection: String, at requested: ReplayPoint, now: Date?, policy: FreshnessPolicy) throws -> Diagnosis {
+        try checkOpen()
+        let folder = try LogFolder(store: self)
+        defer { folder.scratch.remove() }
+        let last = try folder.sourceLastLSN()
+        // `.end` is the end when `why` starts: records an app appends meanwhile are left out.
+        let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
+        if case .lsn(let lsn) = point, lsn > last {
+            throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
+        }
+        var timeline: [LogRecord] = []
+        try folder.run(stopBefore: { record in
+            switch point {
+            case .end: false
+            case .lsn(let lsn): record.lsn > lsn
+            case .time(let time): record.timestamp > time
+            }
+        }, visit: { record in
+            guard record.event.affectedCollections(primary: record.collection).contains(collection) else { return }
+            timeline.append(record)
+            if timeline.count > 200 { timeline.removeFirst(100) }
+        })
+        if case .time(let time) = point, folder.lastFolded == nil {
+            throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(directory.path)")
+        }
+        let judgedAt: Date = now ?? {
+            if case .time(let t) = point { return t }
+            return folder.lastFolded?.time ?? Date(timeIntervalSince1970: 0)
+        }()
+        let replay = try Self.projection(of: folder, collections: .name(collection), policy: policy, now: judgedAt)
+        let snapshot = replay.snapshots.first
+        let mark = snapshot?.syncMark
+        let masking = replay.pending.filter { $0.collections.contains(collection) }
+        let freshness = Freshness.evaluate(mark, policy: policy, now: judgedAt)
+        let status = snapshot?.status ?? .empty
+        let (verdict, summary) = Self.verdict(mark: mark, rows: snapshot?.rows.count ?? 0, freshness: freshness, policy: policy, timeline: timeline)
+        var line = summary
+        if !masking.isEmpty {
+            line += "; \(masking.count) pending mutation\(masking.count == 1 ? "" : "s") (\(masking.map { "\($0.name) \($0.id), LSN \($0.lsn)" }.joined(separator: ", "))) mask\(masking.count == 1 ? "s" : "") the server's rows"
+        }
+        return Diagnosis(collection: collection, verdict: verdict, summary: line, policy: policy, time: judgedAt, status: status, freshness: freshness,
+                         maskingMutations: masking, timeline: Array(timeline.suffix(50)), syncMark: mark)
+    }
+
+    /// The verdict, checked in the order ``Snapshot/Status-swift.enum/stored(rows:mark:policy:now:)`` checks.
+    static func verdict(mark: SyncMark?, rows: Int, freshness: FreshnessVerdict, policy: FreshnessPolicy, timeline: [LogRecord]) -> (Diagnosis.Verdict, String) {
+        func at(_ date: Date?, _ lsn: LSN?) -> String {
+            (date.map { " at \(LogRecord.iso8601($0))" } ?? "") + (lsn.map { " (LSN \($0))" } ?? "")
+        }
+        guard let mark else { return (.neverFetched, "never fetched: no event of this collection is in the log") }
+        let lastSync = mark.validatedAt.map { "rows last synced at \(LogRecord.iso8601($0))" } ?? "no rows ever synced"
+        if mark.consecutiveFailures > 0, let error = mark.lastError {
+            let failures = timeline.reversed().prefix { if case .fetchFailed = $0.event { true } else { false } }
+            let first = failures.last
+            let since = first.map { " \(LogRecord.iso8601($0.timestamp)) (LSN \($0.lsn))" } ?? ""
+            let offline = ["cannotConnect", "timedOut", "connectionLost"].contains(error.reason)
+            let attempts = "\(mark.consecutiveFailures) failed attempt\(mark.consecutiveFailures == 1 ? "" : "s"), last \(error.reason)\(error.status.map { " \($0)" } ?? ""): \(error.message)"
+            if offline {
+                return (.offline, "offline since\(since): \(attempts); serving \(lastSync) while offline")
+            }
+            return (.failing, "failing since\(since): \(attempts); showing \(lastSync)")
+        }
+        guard mark.validatedAt != nil else {
+            if let invalidated = mark.invalidatedAt {
+                return (.invalidated, "invalidated\(at(invalidated, mark.invalidatedLSN)) and never fetched")
+            }
+            if rows > 0 { return (.localOnly, "local-only: \(rows) row\(rows == 1 ? "" : "s") written locally (last at LSN \(mark.rowsLSN)), never fetched; fresh by definition") }
+            return (.neverFetched, "never fetched")
+        }
+        // fetched and notModified records name their own collection.
+        let lastValidation = timeline.last { record in
+            switch record.event {
+            case .fetched, .notModified: true
+            default: false
+            }
+        }
+        let by304: Bool = if case .notModified? = lastValidation?.event { true } else { false }
+        let validated = "last validated by \(by304 ? "a 304" : "a 200")\(at(mark.validatedAt, lastValidation?.lsn))"
+        if let invalidated = mark.invalidatedAt {
+            return (.invalidated, "invalidated\(at(invalidated, mark.invalidatedLSN)) and not fetched since; \(validated)")
+        }
+        if freshness.isStale {
+            if freshness.reason.hasPrefix("Cache-Control no-") { return (.noStoreOrNoCache, "stale: \(freshness.reason); \(validated)") }
+            return (.staleByAge, "stale by age: \(freshness.reason); \(validated)")
+        }
+        if by304 { return (.renewedBy304, "fresh, renewed by a 304: \(freshness.reason); \(validated)") }
+        return (.fresh, "fresh: \(freshness.reason); \(validated)")
+    }
+}

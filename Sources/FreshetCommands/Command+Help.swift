@@ -1,0 +1,105 @@
+import Freshet
+
+extension Command {
+    /// `freshet --version`: the tool's version and the log format it reads.
+    public static let versionText = "freshet 0.1.0 (log format \(LogRecord.formatVersion))"
+
+    /// `freshet help`: every command in one line each.
+    public static let usage = """
+        usage: freshet COMMAND DIR [OPTIONS]     (freshet help COMMAND for one command)
+          dump    DIR [--from LSN] [--to LSN] [--collection NAME|PREFIX] [--json]
+                  one line per event: LSN, time, kind, collection, summary
+          replay  DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
+                  rebuild the projection from the log: rows, SyncMark, status, pending mutations
+          verify  DIR [--json]
+                  checksums, LSN continuity, and replay equals the stored state byte for byte
+          stats   DIR [--json]
+                  records by kind and collection, sizes, free pages, pending mutations, readers
+          why     DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
+                  a one-line verdict (fresh, stale by age, failing, offline, invalidated, …) and its timeline
+          export  DIR [--from LSN] [--redact FIELD,…]
+                  the log as JSON Lines (docs/log-format.md §13); credential headers always redacted
+          import  DIR FILE [--through LSN]
+                  a new store from exported JSON Lines (FILE - reads standard input)
+          help [COMMAND], COMMAND --help, --version
+        An LSN (log sequence number) numbers each event of the log: 1, 2, 3, … never reused.
+        Tools open the store read-only and never send its pending mutations.
+        exit status: 0 ok, 1 problem found, 2 usage error or unreadable store
+        """
+
+    /// `freshet help COMMAND`, by command name.
+    public static let helpTexts: [String: String] = [
+        "dump": """
+            usage: freshet dump DIR [--from LSN] [--to LSN] [--collection NAME|PREFIX] [--json]
+            Prints one line per event of the log in LSN order: LSN, time (UTC), kind, collection
+            and a summary. --from/--to bound the LSNs (both inclusive). --collection takes a
+            name, or a prefix ending in / or * (pokemon/ or pokemon*). --json prints JSON Lines.
+            exit status: 0 ok, 1 unreadable records, 2 usage error or unreadable store
+            """,
+        "replay": """
+            usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
+            Folds the log from its first record into a scratch store with the store's own fold
+            and prints, per collection, the projection at that point: rows (ID and JSON value)
+            with pending mutations on top, SyncMark, status, and the pending mutations.
+            --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
+            takes records in log order up to the first one stamped later. Statuses are judged
+            at that time under the .http policy (the log does not record the app's policy).
+            --collection takes a name, or a prefix ending in / or *. --json prints JSON Lines.
+            exit status: 0 ok, 1 unreadable or missing records (skipped), 2 usage error,
+            unreadable store, an LSN past the end or a time before the first record
+            """,
+        "verify": """
+            usage: freshet verify DIR [--json]
+            Checks that every record decodes and passes its CRC-32C, that LSNs run on from 1
+            without a gap, and that folding the log rebuilds the materialized databases
+            (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
+            Each problem is one line naming the database, collection, row ID and LSN.
+            exit status: 0 ok, 1 problems found, 2 usage error or unreadable store
+            """,
+        "stats": """
+            usage: freshet stats DIR [--json]
+            Prints records by kind and by collection, the log's and the file's size, LMDB's
+            used and free pages, the oldest and newest LSN and time, pending mutations, the
+            largest collections and the read transactions open now.
+            exit status: 0 ok, 2 usage error or unreadable store
+            """,
+        "why": """
+            usage: freshet why DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
+            Says in one line why the collection shows what it shows — never fetched, local-only,
+            offline or failing since (attempts, last error), invalidated and not fetched since,
+            no-store/no-cache, stale by age, fresh (for how long, under which rule), renewed by
+            a 304, rows masked by pending mutations — then the records behind it.
+            Without --lsn/--at the whole log is judged now; --lsn LSN judges the state after
+            that record at its time; --at TIME takes records in log order up to TIME and judges
+            at TIME. --policy (http, always, manual or maxAge=SECONDS; default http) is the
+            freshness policy to judge under: the log does not record the app's. --svg FILE also
+            writes the timeline as an SVG picture (marks, fresh and stale bands, the moment asked).
+            exit status: 0 ok, 2 usage error, unreadable store, an LSN past the end or an
+            SVG file that cannot be written
+            """,
+        "export": """
+            usage: freshet export DIR [--from LSN] [--redact FIELD,…]
+            Writes the log to standard output as JSON Lines, one record per line in LSN order,
+            with every field of every event (docs/log-format.md §13), so freshet import can
+            rebuild the store. --redact replaces the named fields of rows and JSON bodies, at
+            any depth, with "[redacted]"; request headers that can carry credentials
+            (Authorization, Cookie, names with token, secret, api-key, password, session) are
+            always redacted. Share a redacted export with a bug report.
+            exit status: 0 ok, 1 unreadable records (skipped), 2 usage error or unreadable store
+            """,
+        "import": """
+            usage: freshet import DIR FILE [--through LSN]
+            Builds a new store in DIR (which must not exist or be empty) from JSON Lines written
+            by freshet export; FILE - reads standard input. Records keep their LSNs and
+            timestamps and are folded with the store's own fold, so the new store replays and
+            verifies like the original. --through stops after that LSN. Every line is checked
+            before anything is written; a bad line is named by its number.
+            exit status: 0 ok, 2 usage error, a bad line, an unknown kind, or a directory
+            that is not empty
+            """,
+        "help": """
+            usage: freshet help [COMMAND]
+            Prints the overview, or one command's usage (same as freshet COMMAND --help).
+            """,
+    ]
+}
