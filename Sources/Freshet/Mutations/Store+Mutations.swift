@@ -311,8 +311,46 @@ extension Store {
         } catch where error.code == .closed {
             return .stop
         } catch {
+            // Another process (an app extension) resolved it first: the fold refused this
+            // second resolution, and the stored one is the outcome.
+            if error.code == .invalidEvent, let settled = settledElsewhere(id) {
+                mutationOutcomes.resolve(id, with: settled)
+                return .resolved
+            }
             hold(id, MutationWait(.storage, "recording the \(event.kind.name) failed: \(error.message)", retry: .onTrigger), affected: affected)
             return .wait
+        }
+    }
+
+    /// The outcome stored for `id` when the log already resolves it (a `mutationConfirmed` or
+    /// `mutationRolledBack` after its proposal); nil while it is pending, never proposed, or
+    /// the store cannot be read (the caller then holds the mutation as before).
+    func settledElsewhere(_ id: MutationID) -> Result<MutationOutcome, MutationError>? {
+        do {
+            return try env.read { txn -> Result<MutationOutcome, MutationError>? in
+                guard let entry = try Fold.mutationEntry(id, state: state, in: txn), entry.state != .pending,
+                      let first = entry.lsn.successor else { return nil }
+                var settled: Result<MutationOutcome, MutationError>?
+                try txn.forEach(state.dbs.log, from: first.keyBytes) { key, value in
+                    guard key.count == 8 else { return true }
+                    let lsn = LSN(Keys.readUInt64(key, at: 0))
+                    switch try LogRecord.decode(Array(value), expectedLSN: lsn).event {
+                    case .mutationConfirmed(let c) where c.id == id:
+                        // A DELETE's 404 / 410 is the only non-2xx a confirmation holds.
+                        let kind: MutationOutcome.Kind = (c.status == 404 || c.status == 410) ? .alreadyGone : .applied
+                        settled = .success(MutationOutcome(id: id, status: c.status, kind: kind, rows: c.rows.map(\.row), serverID: c.idMappings.first?.serverID, lsn: lsn))
+                    case .mutationRolledBack(let r) where r.id == id:
+                        let code: MutationError.Code = r.status == nil ? .dependencyRolledBack : .rejected
+                        settled = .failure(MutationError(code, r.reason, mutationID: id, status: r.status, body: String(decoding: r.body, as: UTF8.self)))
+                    default:
+                        return true
+                    }
+                    return false
+                }
+                return settled
+            }
+        } catch {
+            return nil
         }
     }
 

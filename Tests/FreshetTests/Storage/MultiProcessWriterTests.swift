@@ -159,4 +159,40 @@ struct MultiProcessWriterTests {
             #expect(seen.rows == rows)
         }
     }
+    @Test("a mutation this process is sending that another process confirms first: this process's outcome is the stored confirmation, and its queue goes on to the next mutation")
+    func confirmationArrivingSecondResolvesFromTheLog() async throws {
+        let world = MutationWorld()
+        let put = Gate()
+        world.transport.on("/todos", reply: .json(todosJSON([(1, "one"), (2, "two")])))
+        world.transport.on(.put, "/todos/1", reply: .held(put, then: .json(#"{"id":1,"by":"app"}"#)))
+        world.transport.on(.put, "/todos/2", reply: .json(#"{"id":2,"by":"app"}"#))
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: world.dependencies)
+            defer { store.close() }
+            func edit(_ id: String) -> Mutation {
+                Mutation(name: "editTodo", ops: [.upsert(row(id, "local edit"), in: "todos")], request: .init(method: .put, path: "/todos/\(id)"),
+                         confirmation: .responseRow(collection: "todos", provisionalID: id, idField: "id"))
+            }
+            try await store.refresh(todosResource)
+            let first = try await store.mutate(edit("1"))
+            let second = try await store.mutate(edit("2"))
+            await put.waitUntilReached()
+
+            // The extension got the server's answer to the first edit first.
+            let other = try await StoreHelper(["confirm", directory.path, first.id.description, "todos", "1"])
+            #expect(try await other.nextLine() == "confirmed 4")
+            #expect(await other.waitForExit() == 0)
+
+            put.release()
+            let outcome = try await first.outcome()
+            #expect(outcome == MutationOutcome(id: first.id, status: 200, kind: .applied, rows: [Row(id: "1", json: Data(#"{"by":"helper"}"#.utf8))], serverID: nil, lsn: 4))
+            #expect(outcome.rows == [Row(id: "1", json: Data(#"{"by":"helper"}"#.utf8))])
+            #expect(outcome.status == 200)
+            let next = try await second.outcome()
+            #expect(next.lsn == 5)
+            #expect(world.requests(.put).map(\.url.path) == ["/todos/1", "/todos/2"])
+            #expect(try store.pendingMutations().isEmpty)
+            #expect(try store.allRecords().map(\.kind) == [.fetched, .mutationProposed, .mutationProposed, .mutationConfirmed, .mutationConfirmed])
+        }
+    }
 }
