@@ -463,6 +463,28 @@ struct RefreshFailureTests {
         }
     }
 
+    @Test("a next link that is not a URL stops paging with malformedBody; the stored later pages stay")
+    func unparseableNextLink() async throws {
+        let broken = Mutex(false)
+        let transport = StubTransport { request in
+            let page = request.url.query == "page=2" ? 2 : 1
+            let next = page == 1 ? (broken.withLock { $0 } ? #""http://[::1""# : #""http://stub.invalid/items?page=2""#) : "null"
+            let body = #"{"next":\#(next),"results":[{"id":\#(page)}]}"#
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8), url: request.url)
+        }
+        try await withTemporaryStore(dependencies: .test(transport: transport)) { store in
+            let items = Resource.list("items", path: "/items", id: .field("id"))
+            try await store.refresh(items)
+            #expect(try store.ids("items") == ["1", "2"])
+            broken.withLock { $0 = true }
+            let error = await #expect(throws: FetchError.self) { try await store.refresh(items) }
+            #expect(error?.code == .malformedBody)
+            #expect(error?.message == "paging of items stopped at page 1: its next link (11 bytes) is not a URL")
+            #expect(try store.allRecords().map(\.kind) == [.fetched, .fetched, .fetchFailed])
+            #expect(try store.ids("items") == ["1", "2"])
+        }
+    }
+
     @Test("a path without a base URL fails with invalidURL and appends nothing")
     func invalidURL() async throws {
         try await withTemporaryStore(configuration: .test(baseURL: nil)) { store in

@@ -225,7 +225,16 @@ extension Store {
             case .fetched(let response, let extracted):
                 switch resource.paging {
                 case .none: next = nil
-                case .nextField: next = extracted.next.flatMap { URL(string: $0, relativeTo: response.url)?.absoluteURL }
+                case .nextField:
+                    if let text = extracted.next {
+                        // A next link that is not a URL must not pass for "last page": that
+                        // would fold this page as the end and drop the stored later pages.
+                        guard let resolved = URL(string: text, relativeTo: response.url)?.absoluteURL, resolved.host != nil else {
+                            throw await fail(collection, .malformedBody, "paging of \(collection) stopped at page \(page + 1): its next link (\(text.utf8.count) bytes) is not a URL",
+                                             status: response.status, url: url, attempt: 1, duration: nil, ending: fetch)
+                        }
+                        next = resolved
+                    }
                 case .linkHeader: next = LinkHeader(headers: response.headers, baseURL: response.url).url(rel: "next")
                 }
                 if !paged { next = nil }
