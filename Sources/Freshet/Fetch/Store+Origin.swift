@@ -69,11 +69,15 @@ extension Store {
     /// a secret query parameter) or in its headers (`Authorization`, `Proxy-Authorization`,
     /// `Cookie`) would be written to the log in plain text. Credentials come from
     /// ``Configuration/authentication`` and ``Configuration/defaultHeaders``, which are never stored.
+    /// Header names (lowercase) that carry credentials: HTTP's own (RFC 9110 §11.6.2, §11.7.2;
+    /// RFC 6265 `Cookie`) and the API-key headers services commonly use.
+    static let credentialHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token", "x-access-token"]
+
     func credentialInMutation(_ request: Mutation.Request) -> String? {
         if urlRedaction.hasSecret(request.path) {
             return "its path \(urlRedaction.redact(request.path).debugDescription) holds a credential (userinfo or a secret query parameter), which would be stored in the log"
         }
-        let secretHeaders = request.headers.keys.filter { ["authorization", "proxy-authorization", "cookie"].contains($0.lowercased()) }.sorted()
+        let secretHeaders = request.headers.keys.filter { Self.credentialHeaderNames.contains($0.lowercased()) }.sorted()
         if !secretHeaders.isEmpty {
             return "its headers hold \(secretHeaders.joined(separator: ", ")), which would be stored in the log; use Configuration.authentication or defaultHeaders"
         }

@@ -390,7 +390,9 @@ extension Store {
         }
         let response = answer.response
         let status = response.status
-        var describe = "GET \(logged(url)) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+        // After redirects, name the URL that answered too: its origin may not be the request's.
+        let answeredBy = response.url.absoluteString == url.absoluteString ? "" : " (redirected to \(logged(response.url)))"
+        var describe = "GET \(logged(url))\(answeredBy) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
         if let refusal = answer.refusal { describe += " (\(refusal.message))" }
         if status == 304 {
             guard conditional else {

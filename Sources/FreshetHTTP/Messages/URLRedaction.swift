@@ -10,8 +10,9 @@ import Foundation
 /// // "https://api.example.com/items?access_token=REDACTED&page=2"
 /// ```
 ///
-/// Everything else stays byte for byte as it was (percent-encoding, parameter order, other
-/// parameters, the fragment), so two requests that differ only in a secret give the same
+/// Parameters are separated by `&` or `;`; those in the fragment (`#access_token=…`, as
+/// OAuth's implicit flow returns them) are redacted the same way. Everything else stays byte
+/// for byte as it was (percent-encoding, parameter order, other parameters), so two requests that differ only in a secret give the same
 /// string. Names are compared after percent-decoding, ignoring ASCII case. Userinfo is never
 /// kept because RFC 9110 §4.2.4 deprecates it and a stored copy would be a plain-text
 /// password; the secret names are those OAuth 2.0 (RFC 6750 §2.3 `access_token`), common API
@@ -56,17 +57,42 @@ public struct URLRedaction: Sendable, Hashable {
             }
             text = text[authorityEnd...]
         }
-        guard let questionMark = text.firstIndex(of: "?") else { return result + text }
-        result += text[...questionMark]
-        let afterQuery = text[text.index(after: questionMark)...]
-        let queryEnd = afterQuery.firstIndex(of: "#") ?? afterQuery.endIndex
-        let parameters = afterQuery[..<queryEnd].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+        // The query, then the fragment: a fragment is never sent, but OAuth's implicit flow
+        // puts `#access_token=…` there, and it would be stored and printed all the same.
+        let fragmentStart = text.firstIndex(of: "#") ?? text.endIndex
+        let beforeFragment = text[..<fragmentStart]
+        if let questionMark = beforeFragment.firstIndex(of: "?") {
+            result += beforeFragment[...questionMark]
+            result += redactParameters(beforeFragment[beforeFragment.index(after: questionMark)...])
+        } else {
+            result += beforeFragment
+        }
+        if fragmentStart < text.endIndex {
+            result += "#"
+            result += redactParameters(text[text.index(after: fragmentStart)...])
+        }
+        return result
+    }
+
+    /// `name=value` pairs separated by `&` or `;` (HTML 4.01 §B.2.2 allows `;`), separators
+    /// kept as they were, with the values of secret names replaced.
+    private func redactParameters(_ text: Substring) -> String {
+        var result = ""
+        var start = text.startIndex
+        while true {
+            let end = text[start...].firstIndex(where: { $0 == "&" || $0 == ";" }) ?? text.endIndex
+            let parameter = text[start..<end]
             let name = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? parameter
             let decoded = String(name).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(name)
-            guard secretParameterNames.contains(FieldSyntax.asciiLowercased(decoded)) else { return String(parameter) }
-            return "\(name)=\(Self.placeholder)"
+            if secretParameterNames.contains(FieldSyntax.asciiLowercased(decoded)) {
+                result += "\(name)=\(Self.placeholder)"
+            } else {
+                result += parameter
+            }
+            guard end < text.endIndex else { return result }
+            result.append(text[end])
+            start = text.index(after: end)
         }
-        return result + parameters.joined(separator: "&") + afterQuery[queryEnd...]
     }
 
     /// Whether `string` holds a value this redaction replaced (a secret parameter whose value
@@ -74,7 +100,7 @@ public struct URLRedaction: Sendable, Hashable {
     public func isRedacted(_ string: String) -> Bool {
         guard let questionMark = string.firstIndex(of: "?") else { return false }
         let query = string[string.index(after: questionMark)...].prefix { $0 != "#" }
-        return query.split(separator: "&").contains { parameter in
+        return query.split(whereSeparator: { $0 == "&" || $0 == ";" }).contains { parameter in
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let decoded = String(parts[0]).removingPercentEncoding ?? String(parts[0])
             return parts.count == 2 && parts[1] == Self.placeholder && secretParameterNames.contains(FieldSyntax.asciiLowercased(decoded))

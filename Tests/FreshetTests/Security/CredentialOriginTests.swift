@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import FreshetHTTP
 import Testing
 @testable import Freshet
@@ -32,6 +35,16 @@ struct CredentialOriginTests {
             #endif
             // The platform's own Accept, not the configured one.
             #expect(received.first?.header("Accept") == "*/*")
+        }
+    }
+
+    @Test("an error answered by another origin after a redirect names that origin's URL as well as the request's")
+    func errorAfterRedirectNamesTheAnsweringURL() async throws {
+        try await withTwoOrigins(configure: { $0.retry = .init(maxAttempts: 1) }) { home, other, store throws in
+            let path = redirectPath(status: 302, to: absolute(other, "/todos/99999"))
+            let error = await #expect(throws: FetchError.self) { try await store.refresh(Resource.document("todo", path: path)) }
+            #expect(error?.code == .httpStatus)
+            #expect(error?.message == "GET \(absolute(home, path)) (redirected to \(absolute(other, "/todos/99999"))) answered 404 \(HTTPURLResponse.localizedString(forStatusCode: 404))")
         }
     }
 

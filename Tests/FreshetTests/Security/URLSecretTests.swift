@@ -62,6 +62,9 @@ struct URLSecretTests {
         Mutation.Request(method: .post, path: "/todos?access_token=tok-QUERY-1"),
         Mutation.Request(method: .post, path: "http://alice:pa55word@127.0.0.1:9/todos"),
         Mutation.Request(method: .post, path: "/todos", headers: ["authorization": "Bearer tok-QUERY-1"]),
+        Mutation.Request(method: .post, path: "/todos", headers: ["X-Api-Key": "tok-QUERY-1"]),
+        Mutation.Request(method: .post, path: "/todos?x=1#token=tok-QUERY-1"),
+        Mutation.Request(method: .post, path: "/todos?page=1;token=tok-QUERY-1"),
     ])
     func mutationCredentialsRefused(request: Mutation.Request) async throws {
         try await withTemporaryStore { store throws in
