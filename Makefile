@@ -28,14 +28,14 @@ freshet:
 
 test: bootstrap
 	$(PYTHON) -m unittest discover -s tools/fixture-server
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
 	$(SWIFT) run freshet-bench --smoke
 
 test-python:
 	$(PYTHON) -m unittest discover -s tools/fixture-server -v
 
 test-swift: bootstrap
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
 
 bench: bootstrap
 	$(SWIFT) run -c release freshet-bench

@@ -1044,9 +1044,14 @@ def open_store(directory):
         import lmdb
     except ImportError:
         sys.exit("read_log.py: reading a store needs the lmdb module (pip install lmdb)")
-    env = lmdb.open(directory, readonly=True, max_dbs=16, subdir=True, create=False)
-    # Named databases opened outside a transaction stay valid until the environment closes.
-    dbs = {n: env.open_db(n.encode(), create=False) for n in REQUIRED_DBS}
+    try:
+        env = lmdb.open(directory, readonly=True, max_dbs=16, subdir=True, create=False)
+        # Named databases opened outside a transaction stay valid until the environment closes.
+        dbs = {n: env.open_db(n.encode(), create=False) for n in REQUIRED_DBS}
+    except lmdb.Error as error:
+        # Exit 2 as `freshet` does for a directory that is not a readable store.
+        print("read_log.py: cannot open store %s: %s" % (directory, error), file=sys.stderr)
+        sys.exit(2)
     for n in MUTATION_DBS:  # added in the mutations release; a store no newer Freshet opened lacks them
         try:
             dbs[n] = env.open_db(n.encode(), create=False)

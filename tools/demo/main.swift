@@ -223,7 +223,7 @@ func run() async throws {
 
     print("\nTimings: refresh \(summary == nil ? "none (still fresh)" : syncTime); reopen to first snapshot \(reopenTime).")
     print("Requests the server saw in this run: \(try requestCounts()) (one JSON line each in \(requestLog.path))")
-    print("Inspect the log:  swift run freshet dump demo-store")
+    print("Inspect the log:  swift run -c release freshet dump demo-store   (or: make freshet ARGS=\"dump demo-store\")")
 }
 
 do {
