@@ -43,8 +43,9 @@ test-python:
 test-swift: bootstrap
 	$(SWIFT) test
 
+# The long mode runs a release build: thousands of reopen-and-verify rounds.
 stress: bootstrap
-	$(SWIFT) run freshet-stress --mode $(MODE) $(if $(SEED),--seed $(SEED))
+	$(SWIFT) run $(if $(filter long,$(MODE)),-c release) freshet-stress --mode $(MODE) $(if $(SEED),--seed $(SEED))
 
 stress-long:
 	$(MAKE) stress MODE=long

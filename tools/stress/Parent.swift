@@ -98,8 +98,8 @@ struct Parent {
         }
         if options.mode == "long" {
             options.iterations = 2000
-            options.freshEvery = 50
-            options.maxLines = 1500
+            options.freshEvery = 25
+            options.maxLines = 800
         }
         if let iterations { options.iterations = iterations }
         if let freshEvery { options.freshEvery = freshEvery }
