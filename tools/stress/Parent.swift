@@ -283,6 +283,9 @@ struct Parent {
             throw Problem(description: "pendingMutations lists \(queued.count) (\(Set(queued).count) distinct), the log says \(expected.count) are pending")
         }
         figures.pendingChecked += queued.count
+        // A kill while the store was first created leaves nothing behind once it has opened.
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        guard names == ["data.mdb", "lock.mdb"] else { throw Problem(description: "the store directory holds \(names)") }
     }
 
     /// Prints a line at once (one write(2)), so progress shows while the run goes on.

@@ -210,4 +210,25 @@ struct StorageFaultTests {
             #expect(try Data(contentsOf: data) == bytes)
         }
     }
+
+    @Test("a new data.mdb appears complete: no staging file is left, and a staging file a killed creator left is removed by the next open")
+    func creationIsAtomic() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            // A creator killed mid-way: its staging file (empty, as after open(O_CREAT)) under
+            // the PID of a process that has ended.
+            let ended = Process()
+            ended.executableURL = URL(fileURLWithPath: "/bin/true")
+            try ended.run()
+            ended.waitUntilExit()
+            let leftover = directory.appendingPathComponent("data.mdb.creating-\(ended.processIdentifier)")
+            #expect(FileManager.default.createFile(atPath: leftover.path, contents: Data()))
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { store.close() }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["data.mdb", "lock.mdb"])
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int)
+            #expect(size >= 2 * Int(sysconf(Int32(_SC_PAGESIZE))), "data.mdb holds both meta pages")
+            #expect(try await store.localWrite("notes", [.upsert(row("a"))]) == LSN(1))
+        }
+    }
 }
