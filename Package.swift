@@ -49,6 +49,8 @@ let package = Package(
         .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
         // Processes the storage tests kill mid-read or run as a second writer (Tests/FreshetTests/Storage).
         .executableTarget(name: "freshet-store-helper", dependencies: ["Freshet", "ProcessSupport"], path: "tools/store-helper"),
+        // `make stress`: SIGKILLs a writing child process at random points and checks the store (docs/reliability.md).
+        .executableTarget(name: "freshet-stress", dependencies: ["Freshet", "ProcessSupport"], path: "tools/stress"),
         // Times the JSON-heavy workloads W2, W2b and W3 (docs/performance.md); not part of the tests.
         .executableTarget(name: "freshet-fold-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetTesting"], path: "tools/fold-bench"),
         .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),

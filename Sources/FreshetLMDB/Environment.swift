@@ -64,6 +64,9 @@ package final class Environment: @unchecked Sendable {
         }
         do {
             try Self.reserveLockFile(lockPath, maxReaders: maxReaders)
+            // A new data.mdb appears complete or not at all (Environment+Create.swift).
+            if !readOnly { Self.removeStaleStagingFiles(in: path) }
+            if !dataExisted, !readOnly { try Self.createDataFile(in: path, mapSize: mapSize) }
         } catch {
             removeCreated()
             throw error

@@ -15,6 +15,13 @@
 //   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
 //                               or, when run as root, as user `nobody` (65534), when given);
 //                               print `created` and exit 0, or `error CODE MESSAGE`, exit 3
+//   fill DIR FSIZE|none         open the existing store in DIR with RLIMIT_FSIZE set to FSIZE
+//                               bytes (a disk that is full for this store; `none`: no limit,
+//                               for a store on a small file system), append 8 KiB
+//                               `localWrite` rows to "fill" (IDs fill-0 …) until an append
+//                               fails, printing `acked N LSN` after each; then print
+//                               `full CODE MESSAGE`, read the collection back and print
+//                               `rows COUNT`, and exit 3 (exit 0 never: the limit is reached)
 //
 // Exit status 2: bad arguments, or the store could not be opened or written.
 import Foundation
@@ -135,6 +142,39 @@ case "create":
         say("error \(error.code) \(error.message)")
         exit(3)
     }
+
+case "fill":
+    guard arguments.count == 3, arguments[2] == "none" || UInt(arguments[2]) != nil else { fail("usage: freshet-store-helper fill DIR FSIZE|none") }
+    if let limit = UInt(arguments[2]) {
+        signal(SIGXFSZ, SIG_IGN)
+        var rl = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rl) == 0 else { fail("setrlimit: \(String(cString: strerror(errno)))") }
+    }
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: Configuration(durability: .full), create: true)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    let filler = String(repeating: "x", count: 8192)
+    var i = 0
+    while true {
+        do {
+            let lsn = try await store.localWrite("fill", [.upsert(Row(id: "fill-\(i)", json: Data("{\"pad\":\"\(filler)\"}".utf8)))])
+            say("acked \(i) \(lsn)")
+            i += 1
+        } catch {
+            say("full \(error.code) \(error.message)")
+            break
+        }
+    }
+    do {
+        say("rows \(try store.snapshot("fill").rows.count)")
+    } catch {
+        say("unreadable \(error.code) \(error.message)")
+    }
+    store.close()
+    exit(3)
 
 default:
     fail("unknown mode \(mode)")

@@ -18,12 +18,27 @@ public enum Freshness {
     static let heuristicCap: Double = 86_400
 
     /// Judges `mark` under `policy` at time `now`.
+    ///
+    /// Time-based policies (``FreshnessPolicy/maxAge(_:)``, ``FreshnessPolicy/http``) judge a
+    /// `now` earlier than the mark's `validatedAt` — the device clock moved back — stale, with a
+    /// reason that says so; a clock moved forward only makes rows older (stale sooner).
     public static func evaluate(_ mark: SyncMark?, policy: FreshnessPolicy, now: Date) -> FreshnessVerdict {
         guard let mark, let validatedAt = mark.validatedAt else {
             return FreshnessVerdict(isStale: true, reason: "never fetched", freshUntil: nil)
         }
         if let invalidatedAt = mark.invalidatedAt {
             return FreshnessVerdict(isStale: true, reason: "invalidated at \(LogRecord.iso8601(invalidatedAt)) and not fetched since", freshUntil: nil)
+        }
+        // The device clock reads earlier than the last validation: it was moved back (or was
+        // ahead when the rows were fetched). Their age cannot be known, so they are stale:
+        // never fresh for longer than their lifetime, and not stale forever either, since the
+        // next 200 or 304 stamps them with the clock as it reads then (docs/freshness.md,
+        // "Clock changes"). The clock-free policies below do not look at the time.
+        if now < validatedAt, policy != .always, policy != .manual {
+            return FreshnessVerdict(
+                isStale: true,
+                reason: "the clock reads \(LogRecord.iso8601(now)), before the last validation at \(LogRecord.iso8601(validatedAt)): it was moved back, so the age is unknown",
+                freshUntil: nil)
         }
         switch policy {
         case .always:

@@ -128,7 +128,7 @@ final class LogWriter: Sendable {
             } catch let failed as BatchFailed {
                 if batches.count == 1 {
                     // Alone in its group: the aborted transaction undid exactly this batch.
-                    results = [.failure(StoreError(failed.error, doing: "appending to \(batches[0][0].collection)"))]
+                    results = [.failure(StoreFiles.writeError(failed.error, doing: "appending to \(batches[0][0].collection)", directory: env.path))]
                     // Another process's commits seen inside it are still announced.
                     touched = failed.external
                     last = failed.stored
@@ -139,7 +139,7 @@ final class LogWriter: Sendable {
                 }
             }
         } catch {
-            let failure = StoreError(error, doing: "committing \(batches.count) appends")
+            let failure = StoreFiles.writeError(error, doing: "committing \(batches.count) appends", directory: env.path)
             results = batches.map { _ in .failure(failure) }
             touched = []
             last = known

@@ -1,0 +1,86 @@
+import Foundation
+import Freshet
+
+/// What the stress child appends and how the parent recognises each event in the log again.
+///
+/// Every writer task `k` of a child writes to its own collections (`local-t<k>`,
+/// `remote-t<k>`), one event at a time, so the task's events in the log must be a prefix of
+/// what it attempted, in order. Each event carries a key the parent can read back from the
+/// log record: the first row ID for `localWrite` and `fetched`, the mutation ID for
+/// `mutationProposed`, `mutationConfirmed` and `mutationRolledBack`.
+enum Workload {
+    /// The kinds of step a writer task takes, with their weights out of 100.
+    enum Step: String, CaseIterable, Sendable {
+        case localWrite, fetch, propose, confirm, rollBack
+        /// Compaction: see ``Workload/compactionHook``. Weight 0 until `Store.compact` exists.
+        case compact
+
+        var weight: UInt64 {
+            switch self {
+            case .localWrite: 35
+            case .fetch: 25
+            case .propose: 25
+            case .confirm: 10
+            case .rollBack: 5
+            case .compact: Workload.compactionHook == nil ? 0 : 2
+            }
+        }
+
+        static func pick(_ random: RandomSource) -> Step {
+            let total = allCases.reduce(0) { $0 + $1.weight }
+            var roll = random.next() % total
+            for step in allCases {
+                if roll < step.weight { return step }
+                roll -= step.weight
+            }
+            return .localWrite
+        }
+    }
+
+    /// COMPACTION HOOK (issue 8 item 4, branch i8-compact): once `Store.compact` exists, set
+    /// this to a closure that runs it (for example `{ store in try await store.compact(keep: .zero) }`).
+    /// The child then compacts at random points (step ``Step/compact``, weight 2), printing
+    /// `attempt K N compact -` and `ack K N compact -`, and the parent's prefix check must
+    /// start at the checkpoint: records below it are gone by design (see `Parent.checkLog`).
+    static let compactionHook: (@Sendable (Store) async throws -> Void)? = nil
+
+    static func localCollection(_ task: Int) -> String { "local-t\(task)" }
+    static func remoteCollection(_ task: Int) -> String { "remote-t\(task)" }
+    static func mutationName(_ task: Int) -> String { "stress-t\(task)" }
+
+    /// The writer task a collection belongs to, from its `-t<k>` suffix.
+    static func task(ofCollection name: String) -> Int? {
+        guard let range = name.range(of: "-t", options: .backwards) else { return nil }
+        return Int(name[range.upperBound...])
+    }
+
+    /// The key of a log record's event (see the type's comment); nil for kinds the child
+    /// never writes.
+    static func key(of event: Event) -> String? {
+        switch event {
+        case .localWrite(let changes):
+            guard case .upsert(let row)? = changes.ops.first else { return nil }
+            return row.id
+        case .fetched(let fetched): return fetched.rows.first?.id
+        case .mutationProposed(let p): return p.id.description
+        case .mutationConfirmed(let c): return c.id.description
+        case .mutationRolledBack(let r): return r.id.description
+        default: return nil
+        }
+    }
+
+    /// A mutation ID drawn from the task's random source, so a run is reproducible from its seed.
+    static func mutationID(_ random: RandomSource) -> MutationID {
+        let a = random.next(), b = random.next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<8 {
+            bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * i))
+            bytes[8 + i] = UInt8(truncatingIfNeeded: b >> (8 * i))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
+        let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return MutationID(uuid)
+    }
+}
