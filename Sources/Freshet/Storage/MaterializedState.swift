@@ -107,12 +107,14 @@ struct MaterializedState {
     }
 
     static func encodeRow(_ row: Row) -> [UInt8] {
-        var w = ByteWriter(capacity: row.json.count + row.id.utf8.count + 2)
-        let id = Array(row.id.utf8)
-        w.varint(UInt64(id.count))
-        w.raw(id)
-        w.raw(row.json)
-        return w.bytes
+        var id = row.id
+        return id.withUTF8 { id in
+            var w = ByteWriter(capacity: row.json.count + id.count + 10)
+            w.varint(UInt64(id.count))
+            w.raw(id)
+            w.raw(row.json)
+            return w.bytes
+        }
     }
 
     // MARK: Writing (fold only)
@@ -143,6 +145,31 @@ struct MaterializedState {
     func put(encoded value: [UInt8], id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
         try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
         try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+    }
+
+    /// Writes a row encoded by ``encodeRow(_:)`` at `position` (where no row is) and indexes
+    /// its `id`; a row the collection already holds under `id` elsewhere is removed, so the
+    /// ID moves here. The same result as ``remove(id:prefix:in:)`` then
+    /// ``put(encoded:id:at:prefix:in:)``, with one index search instead of two when the ID is
+    /// new: the index entry is put with `MDB_NOOVERWRITE`, which fails with `MDB_KEYEXIST`
+    /// (changing nothing) only when the ID is already held (LMDB's `mdb_put` documentation).
+    func move(encoded value: [UInt8], id: String, to position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
+        let indexKey = Keys.index(prefix, id: id)
+        let positionBytes = withUnsafeBytes(of: position.bigEndian) { Array($0) }
+        let isNew: Bool
+        do {
+            try txn.put(dbs.rowIndex, key: indexKey, value: positionBytes, noOverwrite: true)
+            isNew = true
+        } catch {
+            guard error.code == LMDBError.keyExists.code else { throw error }
+            isNew = false
+        }
+        if isNew { return }
+        if let old = try self.position(of: id, prefix: prefix, in: txn), old != position {
+            try txn.delete(dbs.rows, key: Keys.row(prefix, position: old))
+        }
+        try txn.put(dbs.rowIndex, key: indexKey, value: positionBytes)
     }
 
     /// Removes the row with `id`; returns whether it was there.
