@@ -34,7 +34,8 @@ enum Child {
             let workloads = Workloads(inputs: inputs, work: work, sizes: Sizes(smoke: options.smoke), engine: job.engine)
             var result = job.prepare ? Result() : try await workloads.measure(job.workload)
             if job.prepare { try await workloads.prepare(job.workload) }
-            result.peakBytes = Measure.peakRSS()
+            // A workload that runs diagnostics after its timed part records its peak before them.
+            if result.peakBytes == 0 { result.peakBytes = Measure.peakRSS() }
             let data = try JSONEncoder().encode(result)
             try data.write(to: URL(fileURLWithPath: job.resultPath))
             return 0
