@@ -73,17 +73,30 @@ struct MaterializedState {
     }
 
     static func decodeRow(_ value: UnsafeRawBufferPointer) throws -> Row {
-        var r = ByteReader(Array(value))
-        do throws(FormatError) {
-            let n = Int(clamping: try r.varint("row ID length"))
-            let idBytes = try r.bytes(n, "row ID")
-            guard let id = String(validating: idBytes, as: UTF8.self) else {
-                throw FormatError(reason: "row ID is not UTF-8")
-            }
-            let json = Data(try r.bytes(r.remaining, "row JSON"))
-            return Row(id: id, json: json)
-        } catch {
-            throw StoreError(.corruptRecord, "materialized row: \(error.reason)")
+        // Read in place: the ID's varint length, the ID, then the JSON (the rest), each copied once.
+        let (length, start) = try idLength(value)
+        guard let base = value.baseAddress, length <= UInt64(value.count - start) else {
+            throw StoreError(.corruptRecord, "materialized row: row ID is truncated")
+        }
+        let end = start + Int(length)
+        guard let id = String(validating: UnsafeRawBufferPointer(rebasing: value[start..<end]), as: UTF8.self) else {
+            throw StoreError(.corruptRecord, "materialized row: row ID is not UTF-8")
+        }
+        return Row(id: id, json: Data(bytes: base + end, count: value.count - end))
+    }
+
+    /// The varint length of an encoded row's ID and the offset just after it.
+    private static func idLength(_ value: UnsafeRawBufferPointer) throws -> (length: UInt64, next: Int) {
+        var length: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = 0
+        while true {
+            guard i < value.count, shift < 64 else { throw StoreError(.corruptRecord, "materialized row: truncated row ID length") }
+            let b = value[i]
+            i += 1
+            length |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return (length, i) }
+            shift += 7
         }
     }
 
