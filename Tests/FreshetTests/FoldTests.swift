@@ -37,6 +37,23 @@ struct FoldTests {
         }
     }
 
+    @Test("a page that holds one ID twice stores it once, at its later place, and a fresh fetch into a new collection keeps it so")
+    func pageWithRepeatedID() async throws {
+        try await withTemporaryStore { store in
+            try await store.append(page(0, isLast: true, [row("1"), row("2", "first two"), row("3"), row("2", "second two")]), to: "items")
+            let snapshot = try store.snapshot("items")
+            #expect(snapshot.rows.map(\.id) == ["1", "3", "2"])
+            #expect(try snapshot.rows.map { try name(of: $0) } == ["row 1", "row 3", "second two"])
+            #expect(try indexedRows(store, "items") == 3)
+
+            try await store.append(replace([row("2", "replaced"), row("4"), row("2", "again")]), to: "items")
+            let replaced = try store.snapshot("items")
+            #expect(replaced.rows.map(\.id) == ["4", "2"])
+            #expect(try replaced.rows.map { try name(of: $0) } == ["row 4", "again"])
+            #expect(try indexedRows(store, "items") == 2)
+        }
+    }
+
     static let lastPageCases: [(index: Int, ids: [String], expected: [String])] = [
         (0, ["x"], ["x"]),
         (1, ["y"], ["1", "2", "y"]),
@@ -280,4 +297,9 @@ struct FoldTests {
             }
         }
     }
+}
+
+/// The number of IDs the collection's index holds (read outside any async context).
+private func indexedRows(_ store: Store, _ collection: String) throws -> Int {
+    try store.env.read { txn in try store.state.rowCount(collection, in: txn) }
 }

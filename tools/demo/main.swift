@@ -169,10 +169,18 @@ func run() async throws {
 
     print("3. Details of a few pokemon, each in its own collection `pokemon/ID` with its own SyncMark:")
     var detailRequests = 0
+    var detailTimes: [Duration] = []
     for id in [1, 2, 3, 4, 5, 6, 7, 8, 25] {
+        // How long until the detail appears: the request, the fold and its commit, then the
+        // snapshot an app's view reads, decoded.
+        let start = ContinuousClock.now
         if try await live.refreshIfNeeded(.document("pokemon/\(id)", path: "/api/v2/pokemon/\(id)/", freshness: .http)) != nil { detailRequests += 1 }
+        _ = try live.snapshot("pokemon/\(id)").decodeRows(PokemonDetail.self)
+        detailTimes.append(ContinuousClock.now - start)
     }
-    print("   9 details: \(detailRequests) refreshed, \(9 - detailRequests) still fresh")
+    let sortedTimes = detailTimes.sorted()
+    func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1000) }
+    print("   9 details: \(detailRequests) refreshed, \(9 - detailRequests) still fresh; each on screen (request, fold, snapshot, decode) in median \(ms(sortedTimes[4])), at most \(ms(sortedTimes[8]))")
 
     print("4. Two favourites, written locally (`localWrite`, never sent):")
     try await live.localWrite("favourites", [

@@ -34,7 +34,8 @@ enum Child {
             let workloads = Workloads(inputs: inputs, work: work, sizes: Sizes(smoke: options.smoke), engine: job.engine)
             var result = job.prepare ? Result() : try await workloads.measure(job.workload)
             if job.prepare { try await workloads.prepare(job.workload) }
-            result.peakBytes = Measure.peakRSS()
+            // A workload that runs diagnostics after its timed part records its peak before them.
+            if result.peakBytes == 0 { result.peakBytes = Measure.peakRSS() }
             let data = try JSONEncoder().encode(result)
             try data.write(to: URL(fileURLWithPath: job.resultPath))
             return 0
@@ -50,10 +51,13 @@ struct Sizes: Sendable {
     var smoke: Bool
     /// Writes per task in W1 (the issue: 50).
     var w1Writes: Int { smoke ? 10 : 50 }
-    var w2Iterations: Int { smoke ? 2 : 10 }
-    var w2bIterations: Int { smoke ? 1 : 3 }
+    var w2Iterations: Int { smoke ? 2 : Self.repeat * 10 }
+    var w2bIterations: Int { smoke ? 1 : Self.repeat * 3 }
+    /// `FRESHET_BENCH_REPEAT=N` multiplies W2's and W2b's iterations and W3's rounds, so a
+    /// profiler (`perf record` on one `--child` run) sees the timed work, not the start-up.
+    static let `repeat`: Int = ProcessInfo.processInfo.environment["FRESHET_BENCH_REPEAT"].flatMap { Int($0) }.map { max(1, $0) } ?? 1
     var w3Rows: Int { smoke ? 1000 : 10_000 }
-    var w3Iterations: Int { smoke ? 2 : 5 }
+    var w3Iterations: Int { smoke ? 2 : Self.repeat * 5 }
     var w4Rows: Int { 100 }
     func w4Commits(observers: Int) -> Int { smoke ? 5 : (observers >= 1000 ? 50 : 200) }
     var w5Records: Int { smoke ? 10_000 : 1_000_000 }

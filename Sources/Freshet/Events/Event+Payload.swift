@@ -5,7 +5,28 @@ import Foundation
 
 extension Event {
     func encodedPayload() -> [UInt8] {
-        var w = ByteWriter(capacity: 128)
+        var w = ByteWriter(capacity: encodedPayloadCapacity)
+        encodePayload(into: &w)
+        return w.bytes
+    }
+
+    /// About the size of the payload: its rows' bytes plus a little, so one allocation holds it.
+    var encodedPayloadCapacity: Int {
+        switch self {
+        case .fetched(let f): f.rows.reduce(256) { $0 + $1.json.count + $1.id.utf8.count + 12 }
+        case .changed(let c), .localWrite(let c):
+            c.ops.reduce(64) { total, op in
+                switch op {
+                case .upsert(let row): total + row.json.count + row.id.utf8.count + 16
+                case .delete(let id): total + id.utf8.count + 16
+                }
+            }
+        default: 128
+        }
+    }
+
+    /// Appends the payload (the bytes ``encodedPayload()`` returns) to `w`.
+    func encodePayload(into w: inout ByteWriter) {
         switch self {
         case .fetched(let f):
             switch f.placement {
@@ -16,7 +37,7 @@ extension Event {
                 w.field(3, bool: isLast)
             case .upsert: w.field(1, uint: 3)
             }
-            for row in f.rows { w.field(4) { $0.encode(row) } }
+            for row in f.rows { w.field(4, row: row) }
             w.field(5) { $0.encode(f.response) }
             w.field(6, string: f.nextCursor)
             if let basis = f.basisLSN { w.field(7, uint: basis.rawValue) }
@@ -39,7 +60,7 @@ extension Event {
                     case .upsert(let row):
                         m.field(1, uint: 1)
                         m.field(2, string: row.id)
-                        m.field(3, bytes: row.json)
+                        m.field(3, data: row.json)
                     case .delete(let id):
                         m.field(1, uint: 2)
                         m.field(2, string: id)
@@ -52,7 +73,6 @@ extension Event {
         case .mutationConfirmed(let c): w.encode(c)
         case .mutationRolledBack(let r): w.encode(r)
         }
-        return w.bytes
     }
 
     /// A page index read from disk: 0 ... ``Keys/maxPageIndex``, else the record is malformed
@@ -173,7 +193,18 @@ extension Event {
 extension ByteWriter {
     mutating func encode(_ row: Row) {
         field(1, string: row.id)
-        field(2, bytes: row.json)
+        field(2, data: row.json)
+    }
+
+    /// The same bytes as `field(tag) { $0.encode(row) }`, written in place: the message's
+    /// length is computed first, so the row's bytes are copied once.
+    mutating func field(_ tag: UInt64, row: Row) {
+        let idCount = row.id.utf8.count
+        let jsonCount = row.json.count
+        let length = 1 + Self.varintLength(UInt64(idCount)) + idCount + 1 + Self.varintLength(UInt64(jsonCount)) + jsonCount
+        varint(tag)
+        varint(UInt64(length))
+        encode(row)
     }
 
     mutating func encode(_ r: ResponseInfo) {

@@ -67,7 +67,14 @@ enum RowExtraction {
         for (i, element) in elements.enumerated() {
             guard tape[element].kind == .object else { throw Failure(reason: "row \(i) is not a JSON object") }
             let id = try identity(of: element, tape, bytes, resource.id, index: i)
+            let node = tape[element]
+            if node.flag {
+                // Already in canonical form (the parser checked): the row is the server's bytes.
+                rows.append(Row(id: id, json: Data(UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]))))
+                continue
+            }
             writer.bytes.removeAll(keepingCapacity: true)
+            writer.bytes.reserveCapacity(Int(node.end - node.start))
             writer.canonical(element, of: tape, in: bytes)
             rows.append(Row(id: id, json: Data(writer.bytes)))
         }

@@ -136,8 +136,9 @@ enum Fold {
         }
         try state.removePositions(from: lower, to: upper, prefix: prefix, in: txn)
         for (row, encoded) in zip(rows, wanted) {
-            try state.remove(id: row.id, prefix: prefix, in: txn)
-            try state.put(encoded: encoded.value, id: row.id, at: encoded.position, prefix: prefix, in: txn)
+            // An ID held elsewhere in the collection (another page, or earlier in this one)
+            // moves here.
+            try state.move(encoded: encoded.value, id: row.id, to: encoded.position, prefix: prefix, in: txn)
         }
         return true
     }

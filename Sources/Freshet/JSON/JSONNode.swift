@@ -9,6 +9,8 @@ package struct JSONNode: Sendable, Hashable {
 
     package var kind: Kind
     /// Strings: the text holds a backslash escape. Numbers: written as an integer (no `.`/`e`).
+    /// Objects and arrays: their bytes are already in the canonical row form (no white space,
+    /// keys strictly ascending, only canonical escapes), so they can be copied as they are.
     package var flag: Bool
     /// Objects: the number of members; arrays: the number of elements; otherwise 0.
     package var count: UInt32

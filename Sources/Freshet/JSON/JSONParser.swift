@@ -6,6 +6,11 @@ struct JSONParser {
     let maxDepth: Int
     var i = 0
     var nodes: [JSONNode] = []
+    /// Whether everything read since the innermost open container began is already in the
+    /// canonical row form (``JSONWriter/canonical(_:of:in:)``): no white space, object keys
+    /// strictly ascending, only escapes the canonical writer itself writes. A container whose
+    /// bytes are canonical gets `flag` set, so the writer copies it whole.
+    var clean = true
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -24,7 +29,7 @@ struct JSONParser {
     mutating func skipWhitespace() {
         while i < bytes.count {
             switch bytes[i] {
-            case 0x20, 0x0A, 0x0D, 0x09: i += 1
+            case 0x20, 0x0A, 0x0D, 0x09: i += 1; clean = false
             default: return
             }
         }
@@ -65,16 +70,23 @@ struct JSONParser {
         guard depth <= maxDepth else { throw JSONError(.tooDeep(maxDepth: maxDepth), at: i) }
         let index = nodes.count
         nodes.append(JSONNode(kind: .object, flag: false, count: 0, start: UInt32(i), end: 0, next: 0))
+        let outerClean = clean
+        clean = true
         i += 1
         skipWhitespace()
         var count: UInt32 = 0
+        var previousKey = -1
         if try peek() == UInt8(ascii: "}") {
             i += 1
         } else {
             while true {
                 let c = try peek()
                 guard c == UInt8(ascii: "\"") else { throw JSONError(.unexpectedByte(c), at: i) }
+                let key = nodes.count
                 try parseString()
+                // A key with escapes sorts by its text, not its bytes: copied only by the slow path.
+                if nodes[key].flag || (clean && previousKey >= 0 && !keyAscends(from: previousKey, to: key)) { clean = false }
+                previousKey = key
                 skipWhitespace()
                 let colon = try peek()
                 guard colon == UInt8(ascii: ":") else { throw JSONError(.unexpectedByte(colon), at: i) }
@@ -93,12 +105,27 @@ struct JSONParser {
         nodes[index].count = count
         nodes[index].end = UInt32(i)
         nodes[index].next = UInt32(nodes.count)
+        nodes[index].flag = clean
+        clean = outerClean && clean
+    }
+
+    /// Whether the key at `b` sorts strictly after the key at `a` by their bytes (the
+    /// canonical order; both unescaped, as a clean object's keys are).
+    @inline(__always)
+    func keyAscends(from a: Int, to b: Int) -> Bool {
+        let na = nodes[a], nb = nodes[b]
+        let la = Int(na.end - na.start), lb = Int(nb.end - nb.start)
+        guard let base = bytes.baseAddress else { return false }
+        let c = memcmp(base + Int(na.start), base + Int(nb.start), min(la, lb))
+        return c < 0 || (c == 0 && la < lb)
     }
 
     mutating func parseArray(depth: Int) throws(JSONError) {
         guard depth <= maxDepth else { throw JSONError(.tooDeep(maxDepth: maxDepth), at: i) }
         let index = nodes.count
         nodes.append(JSONNode(kind: .array, flag: false, count: 0, start: UInt32(i), end: 0, next: 0))
+        let outerClean = clean
+        clean = true
         i += 1
         skipWhitespace()
         var count: UInt32 = 0
@@ -119,6 +146,8 @@ struct JSONParser {
         nodes[index].count = count
         nodes[index].end = UInt32(i)
         nodes[index].next = UInt32(nodes.count)
+        nodes[index].flag = clean
+        clean = outerClean && clean
     }
 
     mutating func parseString() throws(JSONError) {
@@ -127,6 +156,18 @@ struct JSONParser {
         var escaped = false
         let n = bytes.count
         while true {
+            // Eight bytes at a time while none is a quote, a backslash, a control character
+            // or non-ASCII (the usual case: plain text and URLs).
+            if let base = bytes.baseAddress {
+                while i + 8 <= n {
+                    let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                    let quote = w ^ (ones &* 0x22), backslash = w ^ (ones &* 0x5C)
+                    let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((w &- ones &* 0x20) & ~w) | w
+                    if special & highs != 0 { break }
+                    i += 8
+                }
+            }
             guard i < n else { throw JSONError(.unexpectedEnd, at: i) }
             let c = bytes[i]
             if c == UInt8(ascii: "\"") { break }
@@ -150,10 +191,14 @@ struct JSONParser {
         let at = i
         guard i + 1 < bytes.count else { throw JSONError(.unexpectedEnd, at: bytes.count) }
         switch bytes[i + 1] {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"),
              UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            i += 2   // written the same way by the canonical writer
+        case UInt8(ascii: "/"):
             i += 2
+            clean = false
         case UInt8(ascii: "u"):
+            clean = false
             let unit = try hex4(at: i + 2)
             i += 6
             if unit >= 0xDC00 && unit < 0xE000 { throw JSONError(.invalidEscape, at: at) }

@@ -19,7 +19,7 @@ package struct JSONTape: Sendable {
     package init(parsing bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) {
         guard bytes.count < Int(UInt32.max) else { throw JSONError(.tooLarge, at: 0) }
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        parser.nodes.reserveCapacity(max(16, bytes.count / 12))
+        parser.nodes.reserveCapacity(max(16, bytes.count / 8))   // about one value per 8 bytes or fewer
         try parser.parseDocument()
         nodes = parser.nodes
     }

@@ -13,6 +13,11 @@ extension JSONWriter {
     /// order and string escapes, and an identical refetch changes nothing.
     package mutating func canonical(_ index: Int, of tape: JSONTape, in input: UnsafeBufferPointer<UInt8>) {
         let node = tape[index]
+        if node.flag, node.kind == .object || node.kind == .array {
+            // Already canonical (the parser checked it): the same bytes, copied at once.
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[Int(node.start)..<Int(node.end)]))
+            return
+        }
         switch node.kind {
         case .string:
             let raw = UnsafeBufferPointer(rebasing: input[Int(node.start)..<Int(node.end)])

@@ -12,7 +12,30 @@ struct ByteWriter {
     mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
     mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
     mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
-    mutating func raw<C: Collection>(_ b: C) where C.Element == UInt8 { bytes.append(contentsOf: b) }
+    mutating func raw<C: Collection>(_ b: C) where C.Element == UInt8 {
+        // Contiguous bytes (arrays, `Data`, buffers) are copied in one block, not element by
+        // element through the collection's iterator.
+        if b.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) != nil { return }
+        bytes.append(contentsOf: b)
+    }
+    mutating func raw(_ d: Data) { d.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+
+    /// Overwrites the 4 bytes at `offset` (written earlier, e.g. by `u32(0)`) with `v`, big-endian.
+    mutating func patchU32(_ v: UInt32, at offset: Int) {
+        precondition(offset >= 0 && offset + 4 <= bytes.count, "patchU32 outside the bytes written")
+        bytes[offset] = UInt8(truncatingIfNeeded: v >> 24)
+        bytes[offset + 1] = UInt8(truncatingIfNeeded: v >> 16)
+        bytes[offset + 2] = UInt8(truncatingIfNeeded: v >> 8)
+        bytes[offset + 3] = UInt8(truncatingIfNeeded: v)
+    }
+
+    /// The number of bytes ``varint(_:)`` writes for `value`.
+    static func varintLength(_ value: UInt64) -> Int {
+        var n = 1
+        var v = value
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
 
     /// Unsigned LEB128: 7 bits a byte, low bits first, high bit set on every byte but the last.
     mutating func varint(_ value: UInt64) {
@@ -43,7 +66,15 @@ struct ByteWriter {
         varint(UInt64(b.count))
         raw(b)
     }
-    mutating func field(_ tag: UInt64, string s: String) { field(tag, bytes: Array(s.utf8)) }
+    mutating func field(_ tag: UInt64, data d: Data) {
+        varint(tag)
+        varint(UInt64(d.count))
+        raw(d)
+    }
+    mutating func field(_ tag: UInt64, string s: String) {
+        var s = s
+        s.withUTF8 { field(tag, bytes: $0) }
+    }
     /// A time is microseconds since 1970-01-01T00:00:00Z, as a signed field.
     mutating func field(_ tag: UInt64, time: Date) { field(tag, int: Self.micros(time)) }
     mutating func field(_ tag: UInt64, message body: (inout ByteWriter) -> Void) {

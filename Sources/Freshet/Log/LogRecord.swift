@@ -54,15 +54,12 @@ public struct LogRecord: Sendable, Hashable {
     /// The record's bytes in format version 1, or ``StoreError/invalidEvent`` when a length
     /// does not fit its field (collection name: 2 bytes, payload: 4 bytes).
     func checkedEncoding() throws(StoreError) -> [UInt8] {
-        let payload = event.encodedPayload()
         let name = Array(collection.utf8)
         guard name.count <= Int(UInt16.max) else {
             throw StoreError(.invalidEvent, "collection name of \(name.count) bytes does not fit a log record (at most \(UInt16.max))", lsn: lsn)
         }
-        guard payload.count <= Int(UInt32.max) - Self.overhead - name.count else {
-            throw StoreError(.invalidEvent, "\(kind.name) for \(collection) is \(payload.count) bytes; a log record holds less than 4 GiB", lsn: lsn)
-        }
-        var w = ByteWriter(capacity: Self.overhead + name.count + payload.count)
+        // The payload is written in place after the header; its length is filled in after.
+        var w = ByteWriter(capacity: Self.overhead + name.count + event.encodedPayloadCapacity)
         w.u8(Self.formatVersion)
         w.u8(kind.rawValue)
         w.u16(0)
@@ -70,8 +67,14 @@ public struct LogRecord: Sendable, Hashable {
         w.i64(ByteWriter.micros(timestamp))
         w.u16(UInt16(name.count))
         w.raw(name)
-        w.u32(UInt32(payload.count))
-        w.raw(payload)
+        let lengthOffset = w.bytes.count
+        w.u32(0)
+        event.encodePayload(into: &w)
+        let payloadCount = w.bytes.count - lengthOffset - 4
+        guard payloadCount <= Int(UInt32.max) - Self.overhead - name.count else {
+            throw StoreError(.invalidEvent, "\(kind.name) for \(collection) is \(payloadCount) bytes; a log record holds less than 4 GiB", lsn: lsn)
+        }
+        w.patchU32(UInt32(payloadCount), at: lengthOffset)
         w.u32(CRC32C.checksum(w.bytes))
         return w.bytes
     }

@@ -73,17 +73,30 @@ struct MaterializedState {
     }
 
     static func decodeRow(_ value: UnsafeRawBufferPointer) throws -> Row {
-        var r = ByteReader(Array(value))
-        do throws(FormatError) {
-            let n = Int(clamping: try r.varint("row ID length"))
-            let idBytes = try r.bytes(n, "row ID")
-            guard let id = String(validating: idBytes, as: UTF8.self) else {
-                throw FormatError(reason: "row ID is not UTF-8")
-            }
-            let json = Data(try r.bytes(r.remaining, "row JSON"))
-            return Row(id: id, json: json)
-        } catch {
-            throw StoreError(.corruptRecord, "materialized row: \(error.reason)")
+        // Read in place: the ID's varint length, the ID, then the JSON (the rest), each copied once.
+        let (length, start) = try idLength(value)
+        guard let base = value.baseAddress, length <= UInt64(value.count - start) else {
+            throw StoreError(.corruptRecord, "materialized row: row ID is truncated")
+        }
+        let end = start + Int(length)
+        guard let id = String(validating: UnsafeRawBufferPointer(rebasing: value[start..<end]), as: UTF8.self) else {
+            throw StoreError(.corruptRecord, "materialized row: row ID is not UTF-8")
+        }
+        return Row(id: id, json: Data(bytes: base + end, count: value.count - end))
+    }
+
+    /// The varint length of an encoded row's ID and the offset just after it.
+    private static func idLength(_ value: UnsafeRawBufferPointer) throws -> (length: UInt64, next: Int) {
+        var length: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = 0
+        while true {
+            guard i < value.count, shift < 64 else { throw StoreError(.corruptRecord, "materialized row: truncated row ID length") }
+            let b = value[i]
+            i += 1
+            length |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return (length, i) }
+            shift += 7
         }
     }
 
@@ -107,12 +120,14 @@ struct MaterializedState {
     }
 
     static func encodeRow(_ row: Row) -> [UInt8] {
-        var w = ByteWriter(capacity: row.json.count + row.id.utf8.count + 2)
-        let id = Array(row.id.utf8)
-        w.varint(UInt64(id.count))
-        w.raw(id)
-        w.raw(row.json)
-        return w.bytes
+        var id = row.id
+        return id.withUTF8 { id in
+            var w = ByteWriter(capacity: row.json.count + id.count + 10)
+            w.varint(UInt64(id.count))
+            w.raw(id)
+            w.raw(row.json)
+            return w.bytes
+        }
     }
 
     // MARK: Writing (fold only)
@@ -143,6 +158,31 @@ struct MaterializedState {
     func put(encoded value: [UInt8], id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
         try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
         try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+    }
+
+    /// Writes a row encoded by ``encodeRow(_:)`` at `position` (where no row is) and indexes
+    /// its `id`; a row the collection already holds under `id` elsewhere is removed, so the
+    /// ID moves here. The same result as ``remove(id:prefix:in:)`` then
+    /// ``put(encoded:id:at:prefix:in:)``, with one index search instead of two when the ID is
+    /// new: the index entry is put with `MDB_NOOVERWRITE`, which fails with `MDB_KEYEXIST`
+    /// (changing nothing) only when the ID is already held (LMDB's `mdb_put` documentation).
+    func move(encoded value: [UInt8], id: String, to position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
+        let indexKey = Keys.index(prefix, id: id)
+        let positionBytes = withUnsafeBytes(of: position.bigEndian) { Array($0) }
+        let isNew: Bool
+        do {
+            try txn.put(dbs.rowIndex, key: indexKey, value: positionBytes, noOverwrite: true)
+            isNew = true
+        } catch {
+            guard error.code == LMDBError.keyExists.code else { throw error }
+            isNew = false
+        }
+        if isNew { return }
+        if let old = try self.position(of: id, prefix: prefix, in: txn), old != position {
+            try txn.delete(dbs.rows, key: Keys.row(prefix, position: old))
+        }
+        try txn.put(dbs.rowIndex, key: indexKey, value: positionBytes)
     }
 
     /// Removes the row with `id`; returns whether it was there.

@@ -98,4 +98,37 @@ struct JSONTapeTests {
     func byteOrderMark() throws {
         #expect(try parse([0xEF, 0xBB, 0xBF] + Array("[1]".utf8)).nodes.map(\.kind) == [.array, .number])
     }
+
+    @Test("a container is marked canonical exactly when its bytes are minified, keys strictly ascending and escapes canonical", arguments: [
+        (#"{"a":1,"b":[1,"x"],"c":{}}"#, true),
+        (#"["x\"y\n\t\\",{"a":null}]"#, true),
+        (#"{"b":1,"a":2}"#, false),
+        (#"{"a":1,"a":2}"#, false),
+        (#"{"a": 1}"#, false),
+        (#"[1 ,2]"#, false),
+        (#"["\/"]"#, false),
+        (#"["\u0041"]"#, false),
+        (#"{"a\n":1}"#, false),
+        (#"{"ab":1,"b":2}"#, true),
+        (#"{"b":1,"ab":2}"#, false),
+        (#"{"a":1,"ab":2}"#, true),
+    ])
+    func canonicalMark(text: String, canonical: Bool) throws {
+        let tape = try parse(Array(text.utf8))
+        #expect(tape[0].flag == canonical)
+    }
+
+    @Test("strings longer than eight bytes are read to their end: quotes, escapes, control bytes and UTF-8 at every offset")
+    func longStrings() throws {
+        for offset in 0..<17 {
+            let pad = String(repeating: "p", count: offset)
+            let text = Array(#"["\#(pad)é\#(pad)\"\#(pad)","\#(pad)abcdefghij"]"#.utf8)
+            let tape = try parse(text)
+            #expect(tape.nodes.map(\.kind) == [.array, .string, .string])
+            let strings = text.withUnsafeBufferPointer { [tape.string(at: 1, in: $0), tape.string(at: 2, in: $0)] }
+            #expect(strings == ["\(pad)é\(pad)\"\(pad)", "\(pad)abcdefghij"])
+            #expect(error(Array("[\"\(pad)abcdefgh".utf8) + [0x01] + Array("\"]".utf8)) == JSONError(.controlCharacterInString, at: 2 + offset + 8))
+            #expect(error(Array("[\"\(pad)abcdefgh".utf8) + [0xFF] + Array("\"]".utf8)) == JSONError(.invalidUTF8, at: 2 + offset + 8))
+        }
+    }
 }

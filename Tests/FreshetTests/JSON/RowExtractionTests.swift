@@ -116,4 +116,19 @@ struct RowExtractionTests {
             #expect(row.json == body)
         }
     }
+
+    @Test("a canonical row copied whole has the bytes the writer gives the same row spread out with white space and escapes")
+    func copiedWholeMatchesRewritten() throws {
+        for id in [1, 25, 151] {
+            let body = try decompressedFixture("pokeapi/api/v2/pokemon/\(id).json.gz")
+            let pretty = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: body), options: [.prettyPrinted])
+            let fast = try #require(try RowExtraction.extract(body, for: document).rows.first)
+            let slow = try #require(try RowExtraction.extract(pretty, for: document).rows.first)
+            #expect(fast.json == slow.json)
+            #expect(fast.json == body)
+        }
+        // A clean object nested in one that is not, with escapes the writer keeps and ones it rewrites.
+        let texts = try rowTexts(#"[{"id":1,"b":{"c":"x\"y\n","d":[1,{"e":"\/"},{"f":"\u0041"}]},"a":{"k":"\t","l":[]}}]"#, array)
+        #expect(texts == [#"{"a":{"k":"\t","l":[]},"b":{"c":"x\"y\n","d":[1,{"e":"/"},{"f":"A"}]},"id":1}"#])
+    }
 }
