@@ -23,16 +23,34 @@ extension Tool {
             }
         }
         if options.json {
-            standardOutput(JSONLineWriter.line(.object([
-                ("collection", .string(d.collection)), ("verdict", .string(d.verdict.rawValue)), ("summary", .string(d.summary)),
-                ("policy", .string(policy)), ("time", .string(LogRecord.iso8601(d.time))), ("status", .string(d.status.description)),
-                ("stale", .bool(d.freshness.isStale)), ("freshUntil", .optional(d.freshness.freshUntil.map(LogRecord.iso8601))),
-                ("maskingMutations", .array(d.maskingMutations.map(Self.json))),
-                ("timeline", .array(d.timeline.map { r in
-                    .object([("lsn", .uint(r.lsn.rawValue)), ("time", .string(LogRecord.iso8601(r.timestamp))), ("kind", .string(r.kind.name)),
-                             ("collection", .string(r.collection)), ("summary", .string(r.summary))])
-                })),
-            ])))
+            var w = JSONWriter(capacity: 4096)
+            w.object { o in
+                o.field("collection", string: d.collection)
+                o.field("verdict", string: d.verdict.rawValue)
+                o.field("summary", string: d.summary)
+                o.field("policy", string: policy)
+                o.field("time") { $0.time(orNull: d.time) }
+                o.field("status", string: d.status.description)
+                o.field("stale", bool: d.freshness.isStale)
+                o.field("freshUntil") { $0.time(orNull: d.freshness.freshUntil) }
+                o.field("maskingMutations") { w in w.array { a in for p in d.maskingMutations { a.element { Self.writeJSON(p, into: &$0) } } } }
+                o.field("timeline") { w in
+                    w.array { a in
+                        for r in d.timeline {
+                            a.element {
+                                $0.object { e in
+                                    e.field("lsn", number: r.lsn.rawValue)
+                                    e.field("time") { $0.time(orNull: r.timestamp) }
+                                    e.field("kind", string: r.kind.name)
+                                    e.field("collection", string: r.collection)
+                                    e.field("summary", string: r.summary)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            standardOutput(w.takeLine())
             return 0
         }
         standardOutput("\(d.collection): \(d.summary)")
