@@ -13,7 +13,13 @@ extension Tool {
             standardError("freshet: \(error.message)")
             return 2
         }
-        let policy = Self.name(d.policy)
+        let policy = ReadPolicy.name(d.policy)
+        let source: String = switch d.policySource {
+        case .given: "given by --policy"
+        case .recorded(let lsn, let retry):
+            "recorded at LSN \(lsn); retries: \(retry.maxAttempts) attempts, base delay \(ReadPolicy.seconds(retry.baseDelay)) s, at most \(ReadPolicy.seconds(retry.maxDelay)) s"
+        case .storeDefault: "the store's default: the log records no policy for this collection"
+        }
         if let path = options.svg {
             do {
                 try Data(d.svg().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -29,6 +35,18 @@ extension Tool {
                 o.field("verdict", string: d.verdict.rawValue)
                 o.field("summary", string: d.summary)
                 o.field("policy", string: policy)
+                o.field("policySource") { w in
+                    w.object { p in
+                        switch d.policySource {
+                        case .given: p.field("from", string: "option")
+                        case .recorded(let lsn, let retry):
+                            p.field("from", string: "log")
+                            p.field("lsn", number: lsn.rawValue)
+                            p.field("maxAttempts", number: retry.maxAttempts)
+                        case .storeDefault: p.field("from", string: "storeDefault")
+                        }
+                    }
+                }
                 o.field("time") { $0.time(orNull: d.time) }
                 o.field("status", string: d.status.description)
                 o.field("stale", bool: d.freshness.isStale)
@@ -54,7 +72,7 @@ extension Tool {
             return 0
         }
         standardOutput("\(d.collection): \(d.summary)")
-        standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy); status \(d.status)")
+        standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy) (\(source)); status \(d.status)")
         if d.timeline.isEmpty {
             standardOutput("  timeline: no records")
         } else {
@@ -62,14 +80,5 @@ extension Tool {
             for r in d.timeline { standardOutput("  " + Self.textLine(r)) }
         }
         return 0
-    }
-
-    static func name(_ policy: FreshnessPolicy) -> String {
-        switch policy {
-        case .http: "http"
-        case .always: "always"
-        case .manual: "manual"
-        case .maxAge(let d): "maxAge=\(d.components.seconds)"
-        }
     }
 }

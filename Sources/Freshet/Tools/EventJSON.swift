@@ -24,10 +24,12 @@ enum EventJSON {
                 o.field("nextCursor", string: f.nextCursor)
                 if let b = f.basisLSN { o.field("basisLSN", number: b.rawValue) }
                 if f.rowsWithheld { o.field("rowsWithheld", bool: true) }
+                if let p = f.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
             case .notModified(let n):
                 o.field("response") { response(n.response, into: &$0) }
                 if let p = n.page { o.field("page", number: p) }
                 if let b = n.basisLSN { o.field("basisLSN", number: b.rawValue) }
+                if let p = n.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
             case .fetchFailed(let f):
                 o.field("url", string: f.url)
                 o.field("reason", string: f.reason)
@@ -35,6 +37,7 @@ enum EventJSON {
                 o.field("message", string: f.message)
                 o.field("attempt", number: f.attempt)
                 if let d = f.durationMicros { o.field("durationMicros", number: d) }
+                if let p = f.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
             case .changed(let c), .localWrite(let c):
                 o.field("ops") { w in
                     w.array { a in
@@ -148,6 +151,25 @@ enum EventJSON {
         }
     }
 
+    /// `{"freshness":"maxAge","maxAgeMicros":…,"maxAttempts":…,"baseDelayMicros":…,"maxDelayMicros":…,"jitterMillionths":…,"maxRetryAfterMicros":…}`.
+    private static func readPolicy(_ p: ReadPolicy, into w: inout JSONWriter) {
+        w.object { o in
+            switch p.freshness {
+            case .always: o.field("freshness", string: "always")
+            case .maxAge(let d):
+                o.field("freshness", string: "maxAge")
+                o.field("maxAgeMicros", number: ReadPolicy.micros(d))
+            case .http: o.field("freshness", string: "http")
+            case .manual: o.field("freshness", string: "manual")
+            }
+            o.field("maxAttempts", number: p.retry.maxAttempts)
+            o.field("baseDelayMicros", number: ReadPolicy.micros(p.retry.baseDelay))
+            o.field("maxDelayMicros", number: ReadPolicy.micros(p.retry.maxDelay))
+            o.field("jitterMillionths", number: Int64((p.retry.jitter * 1_000_000).rounded()))
+            o.field("maxRetryAfterMicros", number: ReadPolicy.micros(p.retry.maxRetryAfter))
+        }
+    }
+
     private static func response(_ r: ResponseInfo, into w: inout JSONWriter) {
         w.object { o in
             o.field("url", string: r.url)
@@ -174,12 +196,14 @@ enum EventJSON {
             }
             return .fetched(Event.Fetched(placement: placement, rows: try o.objects("rows").map(row), response: try response(o.object("response")),
                                           nextCursor: try o.optionalString("nextCursor"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
-                                          rowsWithheld: try o.optionalBool("rowsWithheld") ?? false))
+                                          rowsWithheld: try o.optionalBool("rowsWithheld") ?? false, readPolicy: try readPolicy(o)))
         case .notModified:
-            return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalInt("page"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) }))
+            return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalInt("page"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
+                                                    readPolicy: try readPolicy(o)))
         case .fetchFailed:
             return .fetchFailed(Event.FetchFailed(url: try o.string("url"), reason: try o.string("reason"), status: try o.optionalInt("status"), message: try o.string("message"),
-                                                  attempt: try o.int("attempt"), durationMicros: try o.optionalInt("durationMicros").map(Int64.init)))
+                                                  attempt: try o.int("attempt"), durationMicros: try o.optionalInt("durationMicros").map(Int64.init),
+                                                  readPolicy: try readPolicy(o)))
         case .changed, .localWrite:
             var ops: [Event.RowChanges.Op] = []
             for op in try o.objects("ops") {
@@ -234,6 +258,26 @@ enum EventJSON {
     private static func row(_ o: JSONObject) throws(ToolError) -> Row {
         guard let json = try o.optionalBytes("json") else { throw o.error("a row needs json or jsonBase64") }
         return Row(id: try o.string("id"), json: json)
+    }
+
+    /// The optional `readPolicy` object of a fetched, notModified or fetchFailed event.
+    private static func readPolicy(_ event: JSONObject) throws(ToolError) -> ReadPolicy? {
+        guard event.fields["readPolicy"] != nil, !(event.fields["readPolicy"] is NSNull) else { return nil }
+        let o = try event.object("readPolicy")
+        let freshness: FreshnessPolicy = switch try o.string("freshness") {
+        case "always": .always
+        case "maxAge": .maxAge(.microseconds(try o.int("maxAgeMicros")))
+        case "http": .http
+        case "manual": .manual
+        case let other: throw o.error("freshness \(other.debugDescription) is not always, maxAge, http or manual")
+        }
+        var retry = Configuration.RetryPolicy()
+        retry.maxAttempts = try o.int("maxAttempts")
+        retry.baseDelay = .microseconds(try o.int("baseDelayMicros"))
+        retry.maxDelay = .microseconds(try o.int("maxDelayMicros"))
+        retry.jitter = Double(try o.int("jitterMillionths")) / 1_000_000
+        retry.maxRetryAfter = .microseconds(try o.int("maxRetryAfterMicros"))
+        return ReadPolicy(freshness: freshness, retry: retry)
     }
 
     private static func response(_ o: JSONObject) throws(ToolError) -> ResponseInfo {
