@@ -84,6 +84,10 @@ extension LogToolTests {
                 #expect(decoded == event)
                 #expect(decoded.readPolicy == policy)
             }
+            // Field 9 as docs/log-format.md §6.11 spells it (docs/examples/read_log.py writes the same bytes).
+            let field9: [UInt8] = [0x09, 0x22, 0x01, 0x01, 0x02, 0x02, 0x04, 0xC0, 0x8D, 0xB7, 0x01, 0x03, 0x01, 0x05, 0x04, 0x03, 0xA0, 0xC2, 0x1E,
+                                   0x05, 0x04, 0x80, 0xC8, 0xD0, 0x07, 0x06, 0x03, 0xA0, 0xC2, 0x1E, 0x07, 0x04, 0x80, 0x9C, 0x9C, 0x39]
+            #expect(Array(Event.fetched(.init(placement: .replace, rows: [], response: response, readPolicy: policy)).encodedPayload().suffix(field9.count)) == field9)
             let old = Event.fetched(.init(placement: .replace, rows: [], response: response))
             #expect(try Event.decode(kind: .fetched, payload: old.encodedPayload()).readPolicy == nil)
             #expect(ReadPolicy.name(policy.freshness) == "maxAge=1.5")
