@@ -55,6 +55,8 @@ extension Command {
             without a gap, and that folding the log rebuilds the materialized databases
             (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
             Each problem is one line naming the database, collection, row ID and LSN.
+            The reading runs in a child process: if a damaged LMDB page crashes it, that is
+            reported as a problem (data.mdb, the signal) and the exit status is 1.
             exit status: 0 ok, 1 problems found, 2 usage error or unreadable store
             """,
         "stats": """

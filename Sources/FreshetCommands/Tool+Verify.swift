@@ -3,6 +3,7 @@ import Freshet
 
 extension Tool {
     func verify(_ options: Command.StoreOptions) -> Int32 {
+        if case .childProcess(let executable) = containment { return verifyInChild(options, executable: executable) }
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
         let report: VerifyReport
