@@ -142,8 +142,16 @@ enum EventJSON {
         }
     }
 
-    /// `key: "text"` for UTF-8 bytes, `keyBase64: "…"` otherwise.
+    /// `key: "text"` for UTF-8 bytes, `keyBase64: "…"` otherwise. ASCII (most row JSON) is
+    /// escaped straight from the bytes, without making a String first.
     private static func bytes(_ key: String, _ data: Data, into o: inout JSONWriter.ObjectWriter) {
+        let written = data.withUnsafeBytes { raw -> Bool in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
+            o.field(key) { $0.escapedString(bytes) }
+            return true
+        }
+        if written { return }
         if let text = String(validating: data, as: UTF8.self) {
             o.field(key, string: text)
         } else {
