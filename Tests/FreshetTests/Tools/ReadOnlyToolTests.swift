@@ -27,14 +27,7 @@ extension LogToolTests {
                 }
                 #expect(try fileBytes(directory) == before)
 
-                try withRawEnvironment(directory) { env, dbs in
-                    try env.write { txn in
-                        let log = try #require(dbs["log"])
-                        var bytes = try #require(try txn.get(log, key: lsnKey(3)))
-                        bytes[bytes.count - 5] ^= 0x40
-                        try txn.put(log, key: lsnKey(3), value: bytes)
-                    }
-                }
+                try damageRecord(directory, lsn: 3, fromEnd: 5, mask: 0x40)
                 let damaged = try fileBytes(directory)
                 for command in Self.commands {
                     let run = runTool([command[0], directory.path] + command.dropFirst())

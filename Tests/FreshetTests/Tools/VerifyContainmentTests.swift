@@ -39,14 +39,7 @@ extension LogToolTests {
                 #expect(child.status == 0)
                 #expect(child.stdout == inProcess.stdout)
                 #expect(child.stderr == [])
-                try withRawEnvironment(directory) { env, dbs in
-                    try env.write { txn in
-                        let log = try #require(dbs["log"])
-                        var bytes = try #require(try txn.get(log, key: lsnKey(2)))
-                        bytes[bytes.count - 10] ^= 0x01
-                        try txn.put(log, key: lsnKey(2), value: bytes)
-                    }
-                }
+                try damageRecord(directory, lsn: 2, fromEnd: 10, mask: 0x01)
                 let damaged = run(["verify", directory.path, "--json"], containment: .childProcess(executable: binary))
                 #expect(damaged.status == 1)
                 #expect(damaged.stdout == runTool(["verify", directory.path, "--json"]).stdout)
