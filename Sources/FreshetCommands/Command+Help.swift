@@ -43,7 +43,8 @@ extension Command {
             with pending mutations on top, SyncMark, status, and the pending mutations.
             --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
             takes records in log order up to the first one stamped later. Statuses are judged
-            at that time under the .http policy (the log does not record the app's policy).
+            at that time under the policy each collection's last refresh recorded (http
+            when none is recorded, as in logs of earlier versions).
             --collection takes a name, or a prefix ending in / or *. --json prints JSON Lines.
             exit status: 0 ok, 1 unreadable or missing records (skipped), 2 usage error,
             unreadable store, an LSN past the end or a time before the first record
@@ -54,6 +55,8 @@ extension Command {
             without a gap, and that folding the log rebuilds the materialized databases
             (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
             Each problem is one line naming the database, collection, row ID and LSN.
+            The reading runs in a child process: if a damaged LMDB page crashes it, that is
+            reported as a problem (data.mdb, the signal) and the exit status is 1.
             exit status: 0 ok, 1 problems found, 2 usage error or unreadable store
             """,
         "stats": """
@@ -71,8 +74,9 @@ extension Command {
             a 304, rows masked by pending mutations — then the records behind it.
             Without --lsn/--at the whole log is judged now; --lsn LSN judges the state after
             that record at its time; --at TIME takes records in log order up to TIME and judges
-            at TIME. --policy (http, always, manual or maxAge=SECONDS; default http) is the
-            freshness policy to judge under: the log does not record the app's. --svg FILE also
+            at TIME. The verdict uses the freshness policy (and retry settings) the last refresh
+            recorded in the log, and says so; --policy (http, always, manual or maxAge=SECONDS)
+            overrides it; with neither, http (logs of earlier versions record none). --svg FILE also
             writes the timeline as an SVG picture (marks, fresh and stale bands, the moment asked).
             exit status: 0 ok, 2 usage error, unreadable store, an LSN past the end or an
             SVG file that cannot be written

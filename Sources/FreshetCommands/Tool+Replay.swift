@@ -14,12 +14,22 @@ extension Tool {
             return 2
         }
         if options.json {
-            standardOutput(JSONLineWriter.line(.object([
-                ("type", .string("replay")), ("lsn", .uint(result.lsn.rawValue)),
-                ("time", .optional(result.time.map(LogRecord.iso8601))), ("records", .int(Int64(result.recordCount))),
-            ])))
-            for snapshot in result.snapshots { standardOutput(JSONLineWriter.line(Self.json(snapshot))) }
-            for p in result.pending { standardOutput(JSONLineWriter.line(Self.json(p))) }
+            var w = JSONWriter(capacity: 4096)
+            w.object { o in
+                o.field("type", string: "replay")
+                o.field("lsn", number: result.lsn.rawValue)
+                o.field("time") { $0.time(orNull: result.time) }
+                o.field("records", number: result.recordCount)
+            }
+            standardOutput(w.takeLine())
+            for snapshot in result.snapshots {
+                Self.writeJSON(snapshot, into: &w)
+                standardOutput(w.takeLine())
+            }
+            for p in result.pending {
+                Self.writeJSON(p, into: &w)
+                standardOutput(w.takeLine())
+            }
         } else {
             let time = result.time.map { " (\(LogRecord.iso8601($0)))" } ?? ""
             standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")")
@@ -44,39 +54,81 @@ extension Tool {
     }
 
     /// A snapshot as one JSON object: collection, status, lsn, syncMark, pending, rows (id and value).
-    static func json(_ s: Snapshot) -> JSONValue {
-        .object([
-            ("type", .string("collection")), ("collection", .string(s.collection)), ("status", .string(s.status.description)),
-            ("lsn", .uint(s.lsn.rawValue)), ("syncMark", s.syncMark.map(json) ?? .null),
-            ("pendingMutations", .array(s.pendingMutations.map { .string($0.description) })),
-            ("rows", .array(s.rows.map { .object([("id", .string($0.id)), ("value", .rowJSON($0.json))]) })),
-        ])
+    static func writeJSON(_ s: Snapshot, into w: inout JSONWriter) {
+        w.object { o in
+            o.field("type", string: "collection")
+            o.field("collection", string: s.collection)
+            o.field("status", string: s.status.description)
+            o.field("lsn", number: s.lsn.rawValue)
+            o.field("syncMark") { w in if let m = s.syncMark { writeJSON(m, into: &w) } else { w.null() } }
+            o.field("pendingMutations") { $0.array(strings: s.pendingMutations.map(\.description)) }
+            o.field("rows") { w in
+                w.array { a in
+                    for row in s.rows {
+                        a.element { $0.object { r in r.field("id", string: row.id); r.field("value") { $0.rowValue(row.json) } } }
+                    }
+                }
+            }
+        }
     }
 
-    static func json(_ p: PendingMutationInfo) -> JSONValue {
-        .object([
-            ("type", .string("pendingMutation")), ("lsn", .uint(p.lsn.rawValue)), ("mutationID", .string(p.id.description)),
-            ("name", .string(p.name)), ("queue", .string(p.queue)), ("collections", .array(p.collections.map(JSONValue.string))),
-        ])
+    static func writeJSON(_ p: PendingMutationInfo, into w: inout JSONWriter) {
+        w.object { o in
+            o.field("type", string: "pendingMutation")
+            o.field("lsn", number: p.lsn.rawValue)
+            o.field("mutationID", string: p.id.description)
+            o.field("name", string: p.name)
+            o.field("queue", string: p.queue)
+            o.field("collections") { $0.array(strings: p.collections) }
+        }
     }
 
     /// Every SyncMark field, nil ones as null; times as ISO 8601 UTC.
-    static func json(_ m: SyncMark) -> JSONValue {
-        func time(_ d: Date?) -> JSONValue { .optional(d.map(LogRecord.iso8601)) }
-        func lsn(_ l: LSN?) -> JSONValue { l.map { .uint($0.rawValue) } ?? .null }
-        return .object([
-            ("fetchedAt", time(m.fetchedAt)), ("fetchedLSN", lsn(m.fetchedLSN)), ("validatedAt", time(m.validatedAt)),
-            ("lastLSN", lsn(m.lastLSN)), ("rowsLSN", lsn(m.rowsLSN)),
-            ("etag", .optional(m.etag)), ("lastModified", .optional(m.lastModified)), ("cacheControl", .optional(m.cacheControl)),
-            ("responseDate", .optional(m.responseDate)), ("age", .optional(m.age)), ("expires", .optional(m.expires)),
-            ("nextCursor", .optional(m.nextCursor)), ("pageCount", .int(Int64(m.pageCount))),
-            ("pages", .array(m.pages.map { .object([("url", .string($0.url)), ("etag", .optional($0.etag)), ("lastModified", .optional($0.lastModified)), ("next", .optional($0.next))]) })),
-            ("lastAttemptAt", time(m.lastAttemptAt)),
-            ("lastError", m.lastError.map { e in .object([("reason", .string(e.reason)), ("status", e.status.map { .int(Int64($0)) } ?? .null), ("message", .string(e.message)), ("lsn", .uint(e.lsn.rawValue))]) } ?? .null),
-            ("consecutiveFailures", .int(Int64(m.consecutiveFailures))),
-            ("invalidatedAt", time(m.invalidatedAt)), ("invalidatedLSN", lsn(m.invalidatedLSN)),
-            ("responseDelayMicros", .int(m.responseDelayMicros)), ("noStore", .bool(m.noStore)),
-        ])
+    static func writeJSON(_ m: SyncMark, into w: inout JSONWriter) {
+        w.object { o in
+            o.field("fetchedAt") { $0.time(orNull: m.fetchedAt) }
+            o.field("fetchedLSN") { $0.lsn(orNull: m.fetchedLSN) }
+            o.field("validatedAt") { $0.time(orNull: m.validatedAt) }
+            o.field("lastLSN") { $0.lsn(orNull: m.lastLSN) }
+            o.field("rowsLSN") { $0.lsn(orNull: m.rowsLSN) }
+            o.field("etag") { $0.string(orNull: m.etag) }
+            o.field("lastModified") { $0.string(orNull: m.lastModified) }
+            o.field("cacheControl") { $0.string(orNull: m.cacheControl) }
+            o.field("responseDate") { $0.string(orNull: m.responseDate) }
+            o.field("age") { $0.string(orNull: m.age) }
+            o.field("expires") { $0.string(orNull: m.expires) }
+            o.field("nextCursor") { $0.string(orNull: m.nextCursor) }
+            o.field("pageCount", number: m.pageCount)
+            o.field("pages") { w in
+                w.array { a in
+                    for page in m.pages {
+                        a.element {
+                            $0.object { p in
+                                p.field("url", string: page.url)
+                                p.field("etag") { $0.string(orNull: page.etag) }
+                                p.field("lastModified") { $0.string(orNull: page.lastModified) }
+                                p.field("next") { $0.string(orNull: page.next) }
+                            }
+                        }
+                    }
+                }
+            }
+            o.field("lastAttemptAt") { $0.time(orNull: m.lastAttemptAt) }
+            o.field("lastError") { w in
+                guard let e = m.lastError else { w.null(); return }
+                w.object { e2 in
+                    e2.field("reason", string: e.reason)
+                    e2.field("status") { w in if let s = e.status { w.number(s) } else { w.null() } }
+                    e2.field("message", string: e.message)
+                    e2.field("lsn", number: e.lsn.rawValue)
+                }
+            }
+            o.field("consecutiveFailures", number: m.consecutiveFailures)
+            o.field("invalidatedAt") { $0.time(orNull: m.invalidatedAt) }
+            o.field("invalidatedLSN") { $0.lsn(orNull: m.invalidatedLSN) }
+            o.field("responseDelayMicros", number: m.responseDelayMicros)
+            o.field("noStore", bool: m.noStore)
+        }
     }
 
     /// The SyncMark's set fields on one line: `fetched LSN 2 at …, validated …, ETag "e1", …`.

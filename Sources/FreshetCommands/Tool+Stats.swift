@@ -14,23 +14,47 @@ extension Tool {
         }
         let kinds = s.recordsByKind.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
         if options.json {
-            func point(_ p: (lsn: LSN, time: Date)?) -> JSONValue {
-                p.map { .object([("lsn", .uint($0.lsn.rawValue)), ("time", .string(LogRecord.iso8601($0.time)))]) } ?? .null
+            func point(_ p: (lsn: LSN, time: Date)?, into w: inout JSONWriter) {
+                guard let p else { w.null(); return }
+                w.object { o in
+                    o.field("lsn", number: p.lsn.rawValue)
+                    o.field("time") { $0.time(orNull: p.time) }
+                }
             }
-            standardOutput(JSONLineWriter.line(.object([
-                ("records", .int(Int64(s.records))), ("unreadableRecords", .int(Int64(s.unreadableRecords))),
-                ("recordsByKind", .object(kinds.map { ($0.key, .int(Int64($0.value))) })),
-                ("logBytes", .int(Int64(s.logBytes))), ("fileBytes", .int(Int64(s.fileBytes))), ("mapBytes", .int(Int64(s.mapBytes))),
-                ("pageSize", .int(Int64(s.pageSize))), ("usedPages", .int(Int64(s.usedPages))), ("freePages", .int(Int64(s.freePages))),
-                ("oldest", point(s.oldest)), ("newest", point(s.newest)),
-                ("pendingMutations", .int(Int64(s.pendingMutations))),
-                ("activeReaders", .int(Int64(s.activeReaders))), ("readerSlots", .int(Int64(s.readerSlots))),
-                ("entriesByDatabase", .object(s.entriesByDatabase.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
-                ("collections", .array(s.collections.map { c in
-                    .object([("name", .string(c.name)), ("records", .int(Int64(c.records))), ("logBytes", .int(Int64(c.logBytes))),
-                             ("rows", .int(Int64(c.rows))), ("rowBytes", .int(Int64(c.rowBytes)))])
-                })),
-            ])))
+            var w = JSONWriter(capacity: 4096)
+            w.object { o in
+                o.field("records", number: s.records)
+                o.field("unreadableRecords", number: s.unreadableRecords)
+                o.field("recordsByKind") { w in w.object { k in for (name, n) in kinds { k.field(name, number: n) } } }
+                o.field("logBytes", number: s.logBytes)
+                o.field("fileBytes", number: s.fileBytes)
+                o.field("mapBytes", number: s.mapBytes)
+                o.field("pageSize", number: s.pageSize)
+                o.field("usedPages", number: s.usedPages)
+                o.field("freePages", number: s.freePages)
+                o.field("oldest") { point(s.oldest, into: &$0) }
+                o.field("newest") { point(s.newest, into: &$0) }
+                o.field("pendingMutations", number: s.pendingMutations)
+                o.field("activeReaders", number: s.activeReaders)
+                o.field("readerSlots", number: s.readerSlots)
+                o.field("entriesByDatabase") { w in w.object { e in for (name, n) in s.entriesByDatabase.sorted(by: { $0.key < $1.key }) { e.field(name, number: n) } } }
+                o.field("collections") { w in
+                    w.array { a in
+                        for c in s.collections {
+                            a.element {
+                                $0.object { e in
+                                    e.field("name", string: c.name)
+                                    e.field("records", number: c.records)
+                                    e.field("logBytes", number: c.logBytes)
+                                    e.field("rows", number: c.rows)
+                                    e.field("rowBytes", number: c.rowBytes)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            standardOutput(w.takeLine())
             return 0
         }
         func when(_ p: (lsn: LSN, time: Date)?) -> String { p.map { "LSN \($0.lsn) at \(LogRecord.iso8601($0.time))" } ?? "none" }

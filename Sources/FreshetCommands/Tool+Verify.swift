@@ -3,6 +3,7 @@ import Freshet
 
 extension Tool {
     func verify(_ options: Command.StoreOptions) -> Int32 {
+        if case .childProcess(let executable) = containment { return verifyInChild(options, executable: executable) }
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
         let report: VerifyReport
@@ -12,22 +13,32 @@ extension Tool {
             standardError("freshet: \(error.message)")
             return 2
         }
+        var w = JSONWriter(capacity: 1024)
         for p in report.problems {
             if options.json {
-                standardOutput(JSONLineWriter.line(.object([
-                    ("type", .string("problem")), ("database", .string(p.database)), ("collection", .optional(p.collection)),
-                    ("rowID", .optional(p.rowID)), ("lsn", p.lsn.map { .uint($0.rawValue) } ?? .null), ("message", .string(p.message)),
-                ])))
+                w.object { o in
+                    o.field("type", string: "problem")
+                    o.field("database", string: p.database)
+                    o.field("collection") { $0.string(orNull: p.collection) }
+                    o.field("rowID") { $0.string(orNull: p.rowID) }
+                    o.field("lsn") { $0.lsn(orNull: p.lsn) }
+                    o.field("message", string: p.message)
+                }
+                standardOutput(w.takeLine())
             } else {
                 standardOutput("PROBLEM  \(p)")
             }
         }
         if options.json {
-            standardOutput(JSONLineWriter.line(.object([
-                ("type", .string("summary")), ("ok", .bool(report.isOK)), ("records", .int(Int64(report.recordCount))),
-                ("lastLSN", .uint(report.lastLSN.rawValue)), ("comparedEntries", .int(Int64(report.comparedEntries))),
-                ("problems", .int(Int64(report.problems.count))),
-            ])))
+            w.object { o in
+                o.field("type", string: "summary")
+                o.field("ok", bool: report.isOK)
+                o.field("records", number: report.recordCount)
+                o.field("lastLSN", number: report.lastLSN.rawValue)
+                o.field("comparedEntries", number: report.comparedEntries)
+                o.field("problems", number: report.problems.count)
+            }
+            standardOutput(w.takeLine())
         } else if report.isOK {
             standardOutput("ok: \(report.recordCount) records through LSN \(report.lastLSN) replay to the stored state (\(report.comparedEntries) entries compared)")
         }

@@ -13,7 +13,13 @@ extension Tool {
             standardError("freshet: \(error.message)")
             return 2
         }
-        let policy = Self.name(d.policy)
+        let policy = ReadPolicy.name(d.policy)
+        let source: String = switch d.policySource {
+        case .given: "given by --policy"
+        case .recorded(let lsn, let retry):
+            "recorded at LSN \(lsn); retries: \(retry.maxAttempts) attempts, base delay \(ReadPolicy.seconds(retry.baseDelay)) s, at most \(ReadPolicy.seconds(retry.maxDelay)) s"
+        case .storeDefault: "the store's default: the log records no policy for this collection"
+        }
         if let path = options.svg {
             do {
                 try Data(d.svg().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -23,20 +29,50 @@ extension Tool {
             }
         }
         if options.json {
-            standardOutput(JSONLineWriter.line(.object([
-                ("collection", .string(d.collection)), ("verdict", .string(d.verdict.rawValue)), ("summary", .string(d.summary)),
-                ("policy", .string(policy)), ("time", .string(LogRecord.iso8601(d.time))), ("status", .string(d.status.description)),
-                ("stale", .bool(d.freshness.isStale)), ("freshUntil", .optional(d.freshness.freshUntil.map(LogRecord.iso8601))),
-                ("maskingMutations", .array(d.maskingMutations.map(Self.json))),
-                ("timeline", .array(d.timeline.map { r in
-                    .object([("lsn", .uint(r.lsn.rawValue)), ("time", .string(LogRecord.iso8601(r.timestamp))), ("kind", .string(r.kind.name)),
-                             ("collection", .string(r.collection)), ("summary", .string(r.summary))])
-                })),
-            ])))
+            var w = JSONWriter(capacity: 4096)
+            w.object { o in
+                o.field("collection", string: d.collection)
+                o.field("verdict", string: d.verdict.rawValue)
+                o.field("summary", string: d.summary)
+                o.field("policy", string: policy)
+                o.field("policySource") { w in
+                    w.object { p in
+                        switch d.policySource {
+                        case .given: p.field("from", string: "option")
+                        case .recorded(let lsn, let retry):
+                            p.field("from", string: "log")
+                            p.field("lsn", number: lsn.rawValue)
+                            p.field("maxAttempts", number: retry.maxAttempts)
+                        case .storeDefault: p.field("from", string: "storeDefault")
+                        }
+                    }
+                }
+                o.field("time") { $0.time(orNull: d.time) }
+                o.field("status", string: d.status.description)
+                o.field("stale", bool: d.freshness.isStale)
+                o.field("freshUntil") { $0.time(orNull: d.freshness.freshUntil) }
+                o.field("maskingMutations") { w in w.array { a in for p in d.maskingMutations { a.element { Self.writeJSON(p, into: &$0) } } } }
+                o.field("timeline") { w in
+                    w.array { a in
+                        for r in d.timeline {
+                            a.element {
+                                $0.object { e in
+                                    e.field("lsn", number: r.lsn.rawValue)
+                                    e.field("time") { $0.time(orNull: r.timestamp) }
+                                    e.field("kind", string: r.kind.name)
+                                    e.field("collection", string: r.collection)
+                                    e.field("summary", string: r.summary)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            standardOutput(w.takeLine())
             return 0
         }
         standardOutput("\(d.collection): \(d.summary)")
-        standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy); status \(d.status)")
+        standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy) (\(source)); status \(d.status)")
         if d.timeline.isEmpty {
             standardOutput("  timeline: no records")
         } else {
@@ -44,14 +80,5 @@ extension Tool {
             for r in d.timeline { standardOutput("  " + Self.textLine(r)) }
         }
         return 0
-    }
-
-    static func name(_ policy: FreshnessPolicy) -> String {
-        switch policy {
-        case .http: "http"
-        case .always: "always"
-        case .manual: "manual"
-        case .maxAge(let d): "maxAge=\(d.components.seconds)"
-        }
     }
 }

@@ -5,10 +5,13 @@ import Freshet
 public struct Tool {
     public var standardOutput: (String) -> Void
     public var standardError: (String) -> Void
+    /// Where `verify` reads (see ``Containment``); the `freshet` binary uses a child process.
+    public var containment: Containment
 
-    public init(standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void) {
+    public init(standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void, containment: Containment = .inProcess) {
         self.standardOutput = standardOutput
         self.standardError = standardError
+        self.containment = containment
     }
 
     /// Runs the command line and returns the exit status: 0 ok, 1 problem found (such as an

@@ -213,10 +213,49 @@ def decode_row(buf):
     return {"id": row_id, "json": body}
 
 
+FRESHNESS = {1: "always", 2: "maxAge", 3: "http", 4: "manual"}
+FRESHNESS_CODES = {name: code for code, name in FRESHNESS.items()}
+
+
+def decode_read_policy(buf):
+    """ReadPolicy message (log-format.md 6.11): the policy and retry settings a refresh ran under."""
+    p = {"freshness": None, "maxAgeMicros": 0, "maxAttempts": 3, "baseDelayMicros": 1000000,
+         "maxDelayMicros": 30000000, "jitterMillionths": 200000, "maxRetryAfterMicros": 300000000}
+    code = 0
+    for tag, value in fields(buf):
+        if tag == 1:
+            code = as_uint(value)
+        elif tag == 2:
+            p["maxAgeMicros"] = as_int(value)
+        elif tag == 3:
+            p["maxAttempts"] = as_uint(value)
+        elif tag == 4:
+            p["baseDelayMicros"] = as_int(value)
+        elif tag == 5:
+            p["maxDelayMicros"] = as_int(value)
+        elif tag == 6:
+            p["jitterMillionths"] = as_uint(value)
+        elif tag == 7:
+            p["maxRetryAfterMicros"] = as_int(value)
+    if code not in FRESHNESS:
+        raise FormatError("read policy has unknown freshness %d" % code)
+    p["freshness"] = FRESHNESS[code]
+    return p
+
+
+def encode_read_policy(p):
+    w = Writer().uint(1, FRESHNESS_CODES[p["freshness"]])
+    if p["freshness"] == "maxAge":
+        w.int(2, p["maxAgeMicros"])
+    w.uint(3, p["maxAttempts"]).int(4, p["baseDelayMicros"]).int(5, p["maxDelayMicros"])
+    w.uint(6, p["jitterMillionths"]).int(7, p["maxRetryAfterMicros"])
+    return w.buf
+
+
 def decode_payload(kind, buf):
     if kind == "fetched":
         placement, index, is_last, rows, response, nxt = 0, 0, False, [], None, None
-        basis, withheld = None, False
+        basis, withheld, policy = None, False, None
         for tag, value in fields(buf):
             if tag == 1:
                 placement = as_uint(value)
@@ -234,18 +273,20 @@ def decode_payload(kind, buf):
                 basis = as_uint(value)
             elif tag == 8:
                 withheld = as_uint(value) != 0
+            elif tag == 9:
+                policy = decode_read_policy(value)
         names = {1: "replace", 2: "page", 3: "upsert"}
         if placement not in names:
             raise FormatError("fetched event has unknown placement %d" % placement)
         if response is None:
             raise FormatError("fetched event has no response field")
         e = {"placement": names[placement], "rows": rows, "response": response, "nextCursor": nxt,
-             "basisLSN": basis, "rowsWithheld": withheld}
+             "basisLSN": basis, "rowsWithheld": withheld, "readPolicy": policy}
         if placement == 2:
             e["page"], e["isLastPage"] = index, is_last
         return e
     if kind == "notModified":
-        response, page, basis = None, None, None
+        response, page, basis, policy = None, None, None, None
         for tag, value in fields(buf):
             if tag == 1:
                 response = decode_response(value)
@@ -253,11 +294,14 @@ def decode_payload(kind, buf):
                 page = as_uint(value)
             elif tag == 3:
                 basis = as_uint(value)
+            elif tag == 4:
+                policy = decode_read_policy(value)
         if response is None:
             raise FormatError("notModified event has no response field")
-        return {"response": response, "page": page, "basisLSN": basis}
+        return {"response": response, "page": page, "basisLSN": basis, "readPolicy": policy}
     if kind == "fetchFailed":
-        e = {"url": "", "reason": "", "status": None, "message": "", "attempt": 1, "durationMicros": None}
+        e = {"url": "", "reason": "", "status": None, "message": "", "attempt": 1, "durationMicros": None,
+             "readPolicy": None}
         for tag, value in fields(buf):
             if tag == 1:
                 e["url"] = as_str(value)
@@ -271,6 +315,8 @@ def decode_payload(kind, buf):
                 e["attempt"] = as_uint(value)
             elif tag == 6:
                 e["durationMicros"] = as_int(value)
+            elif tag == 7:
+                e["readPolicy"] = decode_read_policy(value)
         return e
     if kind in ("changed", "localWrite"):
         ops = []
@@ -524,11 +570,17 @@ def encode_payload(kind, e):
         w.opt_str(6, e["nextCursor"]).opt_uint(7, e["basisLSN"])
         if e["rowsWithheld"]:
             w.bool(8, True)
+        if e.get("readPolicy"):
+            w.bytes(9, encode_read_policy(e["readPolicy"]))
     elif kind == "notModified":
         w.bytes(1, encode_response(e["response"])).opt_uint(2, e["page"]).opt_uint(3, e["basisLSN"])
+        if e.get("readPolicy"):
+            w.bytes(4, encode_read_policy(e["readPolicy"]))
     elif kind == "fetchFailed":
         w.str(1, e["url"]).str(2, e["reason"]).opt_uint(3, e["status"]).str(4, e["message"])
         w.uint(5, e["attempt"]).opt_int(6, e["durationMicros"])
+        if e.get("readPolicy"):
+            w.bytes(7, encode_read_policy(e["readPolicy"]))
     elif kind in ("changed", "localWrite"):
         for op in e["ops"]:
             m = Writer()

@@ -51,6 +51,7 @@ struct Case: Sendable {
                 Output(key: "replay", label: "W5/replay", json: "W5/replay", unit: "records/s", higherIsBetter: true, only: [.freshet]),
                 Output(key: "verify", label: "W5/verify", json: "W5/verify", unit: "records/s", higherIsBetter: true, only: [.freshet]),
                 Output(key: "dump-json", label: "W5/dump-json", json: "W5/dump-json", unit: "records/s", higherIsBetter: true, only: [.freshet]),
+                Output(key: "export", label: "W5/export", json: "W5/export", unit: "records/s", higherIsBetter: true, only: [.freshet]),
                 Output(key: "dump-text", label: "W5/dump-text", json: nil, unit: "records/s", higherIsBetter: true, only: [.freshet]),
                 Output(key: "scan", label: "W5/scan", json: nil, unit: "records/s", higherIsBetter: true, only: [.freshet, .lmdb]),
             ]),

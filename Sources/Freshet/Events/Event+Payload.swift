@@ -42,10 +42,12 @@ extension Event {
             w.field(6, string: f.nextCursor)
             if let basis = f.basisLSN { w.field(7, uint: basis.rawValue) }
             if f.rowsWithheld { w.field(8, bool: true) }
+            if let p = f.readPolicy { w.field(9) { p.encode(into: &$0) } }
         case .notModified(let n):
             w.field(1) { $0.encode(n.response) }
             if let page = n.page { w.field(2, uint: UInt64(clamping: page)) }
             if let basis = n.basisLSN { w.field(3, uint: basis.rawValue) }
+            if let p = n.readPolicy { w.field(4) { p.encode(into: &$0) } }
         case .fetchFailed(let f):
             w.field(1, string: f.url)
             w.field(2, string: f.reason)
@@ -53,6 +55,7 @@ extension Event {
             w.field(4, string: f.message)
             w.field(5, uint: UInt64(clamping: f.attempt))
             w.field(6, int: f.durationMicros)
+            if let p = f.readPolicy { w.field(7) { p.encode(into: &$0) } }
         case .changed(let c), .localWrite(let c):
             for op in c.ops {
                 w.field(1) { m in
@@ -101,8 +104,10 @@ extension Event {
             var next: String?
             var basis: LSN?
             var withheld = false
+            var readPolicy: ReadPolicy?
             try r.fields { tag, v in
                 switch tag {
+                case 9: readPolicy = try ReadPolicy.decodeField(v.message)
                 case 7: basis = LSN(try v.uint())
                 case 8: withheld = try v.bool()
                 case 1: placementCode = try v.uint()
@@ -122,21 +127,23 @@ extension Event {
             default: throw FormatError(reason: "fetched event has unknown placement \(placementCode)")
             }
             guard let response else { throw FormatError(reason: "fetched event has no response field") }
-            return .fetched(Fetched(placement: placement, rows: rows, response: response, nextCursor: next, basisLSN: basis, rowsWithheld: withheld))
+            return .fetched(Fetched(placement: placement, rows: rows, response: response, nextCursor: next, basisLSN: basis, rowsWithheld: withheld, readPolicy: readPolicy))
         case .notModified:
             var response: ResponseInfo?
             var page: Int?
             var basis: LSN?
+            var readPolicy: ReadPolicy?
             try r.fields { tag, v in
                 switch tag {
                 case 1: response = try ResponseInfo.decodeField(v.message)
                 case 2: page = try pageIndex(v.uint())
                 case 3: basis = LSN(try v.uint())
+                case 4: readPolicy = try ReadPolicy.decodeField(v.message)
                 default: break
                 }
             }
             guard let response else { throw FormatError(reason: "notModified event has no response field") }
-            return .notModified(NotModified(response: response, page: page, basisLSN: basis))
+            return .notModified(NotModified(response: response, page: page, basisLSN: basis, readPolicy: readPolicy))
         case .fetchFailed:
             var f = FetchFailed(url: "", reason: "", message: "", attempt: 1)
             try r.fields { tag, v in
@@ -147,6 +154,7 @@ extension Event {
                 case 4: f.message = try v.string()
                 case 5: f.attempt = Int(clamping: try v.uint())
                 case 6: f.durationMicros = try v.int()
+                case 7: f.readPolicy = try ReadPolicy.decodeField(v.message)
                 default: break
                 }
             }

@@ -67,14 +67,19 @@ extension Event {
         /// The server said `Cache-Control: no-store` (RFC 9111 §5.2.2.5): the rows are kept in
         /// memory only; the event carries none and the fold removes any stored rows.
         public var rowsWithheld: Bool
+        /// The freshness policy and retry settings the refresh ran under; nil in events that
+        /// were not appended by a refresh, and in logs written before it was recorded.
+        public var readPolicy: ReadPolicy?
 
-        public init(placement: Placement, rows: [Row], response: ResponseInfo, nextCursor: String? = nil, basisLSN: LSN? = nil, rowsWithheld: Bool = false) {
+        public init(placement: Placement, rows: [Row], response: ResponseInfo, nextCursor: String? = nil, basisLSN: LSN? = nil, rowsWithheld: Bool = false,
+                    readPolicy: ReadPolicy? = nil) {
             self.placement = placement
             self.rows = rows
             self.response = response
             self.nextCursor = nextCursor
             self.basisLSN = basisLSN
             self.rowsWithheld = rowsWithheld
+            self.readPolicy = readPolicy
         }
     }
 
@@ -85,11 +90,14 @@ extension Event {
         public var page: Int?
         /// See ``Fetched/basisLSN``.
         public var basisLSN: LSN?
+        /// See ``Fetched/readPolicy``.
+        public var readPolicy: ReadPolicy?
 
-        public init(response: ResponseInfo, page: Int? = nil, basisLSN: LSN? = nil) {
+        public init(response: ResponseInfo, page: Int? = nil, basisLSN: LSN? = nil, readPolicy: ReadPolicy? = nil) {
             self.response = response
             self.page = page
             self.basisLSN = basisLSN
+            self.readPolicy = readPolicy
         }
     }
 
@@ -108,14 +116,18 @@ extension Event {
         public var attempt: Int
         /// How long the attempt took, in microseconds, when measured.
         public var durationMicros: Int64?
+        /// See ``Fetched/readPolicy``.
+        public var readPolicy: ReadPolicy?
 
-        public init(url: String, reason: String, status: Int? = nil, message: String, attempt: Int = 1, durationMicros: Int64? = nil) {
+        public init(url: String, reason: String, status: Int? = nil, message: String, attempt: Int = 1, durationMicros: Int64? = nil,
+                    readPolicy: ReadPolicy? = nil) {
             self.url = url
             self.reason = reason
             self.status = status
             self.message = message
             self.attempt = attempt
             self.durationMicros = durationMicros
+            self.readPolicy = readPolicy
         }
     }
 

@@ -199,6 +199,7 @@ extension Store {
             hub.publish([collection])
         }
         let policy = resource.freshness ?? configuration.defaultFreshness
+        let readPolicy = ReadPolicy(freshness: policy, retry: configuration.retry)
         let stored: SyncMark?
         do {
             stored = try syncMark(collection)
@@ -219,7 +220,8 @@ extension Store {
             case .notModified(let response):
                 let storedNext = paged && page < (stored?.pages.count ?? 0) ? stored?.pages[page].next : nil
                 next = storedNext.flatMap { URL(string: $0) }
-                let event = Event.NotModified(response: Self.info(response, url: logged(url)), page: paged ? page : nil, basisLSN: basis)
+                let event = Event.NotModified(response: Self.info(response, url: logged(url)), page: paged ? page : nil, basisLSN: basis,
+                                              readPolicy: readPolicy)
                 summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url, ending: next == nil ? fetch : nil)
                 summary.notModified += 1
             case .fetched(let response, let extracted):
@@ -254,7 +256,7 @@ extension Store {
                     refreshes.clearVolatile(collection)
                 }
                 let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: logged(url)),
-                                          nextCursor: next.map(logged), basisLSN: basis, rowsWithheld: noStore)
+                                          nextCursor: next.map(logged), basisLSN: basis, rowsWithheld: noStore, readPolicy: readPolicy)
                 summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url, ending: next == nil ? fetch : nil)
                 summary.rows += extracted.rows.count
             }
@@ -449,7 +451,8 @@ extension Store {
     private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?,
                       ending fetch: FetchInFlight? = nil) async -> FetchError {
         let event = Event.FetchFailed(url: logged(url), reason: code.rawValue, status: status, message: message, attempt: attempt,
-                                      durationMicros: duration.map { Int64($0.timeInterval * 1_000_000) })
+                                      durationMicros: duration.map { Int64($0.timeInterval * 1_000_000) },
+                                      readPolicy: ReadPolicy(freshness: freshnessPolicy(for: collection), retry: configuration.retry))
         do {
             let lsn = try await append([(collection, .fetchFailed(event))], onCommitted: ending(fetch, collection))
             return FetchError(code, message, status: status, url: logged(url), lsn: lsn)

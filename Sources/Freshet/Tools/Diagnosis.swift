@@ -32,8 +32,21 @@ public struct Diagnosis: Sendable {
     /// The verdict as one line a person reads, such as
     /// `stale by age: stale for 70 s (max-age=30, age 100 s); last validated by a 304 at … (LSN 20)`.
     public let summary: String
+    /// Where the policy of a verdict came from.
+    public enum PolicySource: Sendable, Hashable {
+        /// Given by the caller (`freshet why --policy`), overriding any recorded one.
+        case given
+        /// Recorded by the refresh whose record has this LSN (with the retry settings it ran under).
+        case recorded(lsn: LSN, retry: Configuration.RetryPolicy)
+        /// The store's ``Configuration/defaultFreshness``: no refresh of the collection up to
+        /// that point recorded a policy (a log written before policies were recorded).
+        case storeDefault
+    }
+
     /// The policy the verdict was judged under, and the time it was judged at.
     public let policy: FreshnessPolicy
+    /// Where ``policy`` came from.
+    public let policySource: PolicySource
     public let time: Date
     /// The snapshot status at that point (never `loading`/`refreshing`).
     public let status: Snapshot.Status

@@ -7,95 +7,188 @@ import FreshetHTTP
 enum EventJSON {
     // MARK: Writing
 
-    static func json(_ event: Event, redaction: Redaction) -> JSONValue {
-        switch event {
-        case .fetched(let f):
-            var o: [(String, JSONValue)] = []
-            switch f.placement {
-            case .replace: o.append(("placement", .string("replace")))
-            case .upsert: o.append(("placement", .string("upsert")))
-            case .page(let index, let isLast):
-                o += [("placement", .string("page")), ("page", .int(Int64(index))), ("isLastPage", .bool(isLast))]
-            }
-            o.append(("rows", .array(f.rows.map { row($0, redaction) })))
-            o.append(("response", response(f.response)))
-            if let n = f.nextCursor { o.append(("nextCursor", .string(n))) }
-            if let b = f.basisLSN { o.append(("basisLSN", .uint(b.rawValue))) }
-            if f.rowsWithheld { o.append(("rowsWithheld", .bool(true))) }
-            return .object(o)
-        case .notModified(let n):
-            var o: [(String, JSONValue)] = [("response", response(n.response))]
-            if let p = n.page { o.append(("page", .int(Int64(p)))) }
-            if let b = n.basisLSN { o.append(("basisLSN", .uint(b.rawValue))) }
-            return .object(o)
-        case .fetchFailed(let f):
-            var o: [(String, JSONValue)] = [("url", .string(f.url)), ("reason", .string(f.reason))]
-            if let s = f.status { o.append(("status", .int(Int64(s)))) }
-            o += [("message", .string(f.message)), ("attempt", .int(Int64(f.attempt)))]
-            if let d = f.durationMicros { o.append(("durationMicros", .int(d))) }
-            return .object(o)
-        case .changed(let c), .localWrite(let c):
-            return .object([("ops", .array(c.ops.map { op in
-                switch op {
-                case .upsert(let r): .object([("op", .string("upsert")), ("row", row(r, redaction))])
-                case .delete(let id): .object([("op", .string("delete")), ("id", .string(id))])
+    static func write(_ event: Event, redaction: Redaction, into w: inout JSONWriter) {
+        w.object { o in
+            switch event {
+            case .fetched(let f):
+                switch f.placement {
+                case .replace: o.field("placement", string: "replace")
+                case .upsert: o.field("placement", string: "upsert")
+                case .page(let index, let isLast):
+                    o.field("placement", string: "page")
+                    o.field("page", number: index)
+                    o.field("isLastPage", bool: isLast)
                 }
-            }))])
-        case .invalidated(let i):
-            return .object(i.reason.map { [("reason", .string($0))] } ?? [])
-        case .mutationProposed(let p):
-            let m = p.mutation
-            var request: [(String, JSONValue)] = [("method", .string(m.request.method.rawValue)), ("path", .string(m.request.path)),
-                                                  ("headers", .object(m.request.headers.sorted { $0.key < $1.key }.map { ($0.key, .string(redaction.header($0.key, $0.value))) }))]
-            if let body = m.request.body { request += bytes("body", redaction.json(body)) }
-            let confirmation: JSONValue = switch m.confirmation {
-            case .none: .object([("rule", .string("none"))])
-            case .responseRow(let c, let p, let f): .object([("rule", .string("responseRow")), ("collection", .string(c)), ("provisionalID", .string(p)), ("idField", .string(f))])
-            }
-            return .object([
-                ("mutationID", .string(p.id.description)), ("name", .string(m.name)), ("queue", .string(m.queue)),
-                ("ops", .array(m.ops.map { op in
-                    switch op.change {
-                    case .upsert(let r): .object([("collection", .string(op.collection)), ("op", .string("upsert")), ("row", row(r, redaction))])
-                    case .delete(let id): .object([("collection", .string(op.collection)), ("op", .string("delete")), ("id", .string(id))])
+                o.field("rows") { $0.array { a in for r in f.rows { a.element { row(r, redaction, into: &$0) } } } }
+                o.field("response") { response(f.response, into: &$0) }
+                o.field("nextCursor", string: f.nextCursor)
+                if let b = f.basisLSN { o.field("basisLSN", number: b.rawValue) }
+                if f.rowsWithheld { o.field("rowsWithheld", bool: true) }
+                if let p = f.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
+            case .notModified(let n):
+                o.field("response") { response(n.response, into: &$0) }
+                if let p = n.page { o.field("page", number: p) }
+                if let b = n.basisLSN { o.field("basisLSN", number: b.rawValue) }
+                if let p = n.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
+            case .fetchFailed(let f):
+                o.field("url", string: f.url)
+                o.field("reason", string: f.reason)
+                if let s = f.status { o.field("status", number: s) }
+                o.field("message", string: f.message)
+                o.field("attempt", number: f.attempt)
+                if let d = f.durationMicros { o.field("durationMicros", number: d) }
+                if let p = f.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
+            case .changed(let c), .localWrite(let c):
+                o.field("ops") { w in
+                    w.array { a in
+                        for op in c.ops {
+                            a.element { e in
+                                e.object { item in
+                                    switch op {
+                                    case .upsert(let r): item.field("op", string: "upsert"); item.field("row") { row(r, redaction, into: &$0) }
+                                    case .delete(let id): item.field("op", string: "delete"); item.field("id", string: id)
+                                    }
+                                }
+                            }
+                        }
                     }
-                })),
-                ("request", .object(request)), ("invalidates", .array(m.invalidates.map(JSONValue.string))), ("confirmation", confirmation),
-            ])
-        case .mutationConfirmed(let c):
-            return .object([
-                ("mutationID", .string(c.id.description)), ("status", .int(Int64(c.status))),
-                ("rows", .array(c.rows.map { .object([("collection", .string($0.collection)), ("row", row($0.row, redaction))]) })),
-                ("idMappings", .array(c.idMappings.map { .object([("collection", .string($0.collection)), ("provisionalID", .string($0.provisionalID)), ("serverID", .string($0.serverID))]) })),
-                ("invalidates", .array(c.invalidates.map(JSONValue.string))), ("affected", .array(c.affected.map(JSONValue.string))),
-            ])
-        case .mutationRolledBack(let r):
-            var o: [(String, JSONValue)] = [("mutationID", .string(r.id.description))]
-            if let s = r.status { o.append(("status", .int(Int64(s)))) }
-            o.append(("reason", .string(r.reason)))
-            if !r.body.isEmpty { o += bytes("body", redaction.json(r.body)) }
-            o.append(("affected", .array(r.affected.map(JSONValue.string))))
-            return .object(o)
+                }
+            case .invalidated(let i):
+                o.field("reason", string: i.reason)
+            case .mutationProposed(let p):
+                let m = p.mutation
+                o.field("mutationID", string: p.id.description)
+                o.field("name", string: m.name)
+                o.field("queue", string: m.queue)
+                o.field("ops") { w in
+                    w.array { a in
+                        for op in m.ops {
+                            a.element { e in
+                                e.object { item in
+                                    item.field("collection", string: op.collection)
+                                    switch op.change {
+                                    case .upsert(let r): item.field("op", string: "upsert"); item.field("row") { row(r, redaction, into: &$0) }
+                                    case .delete(let id): item.field("op", string: "delete"); item.field("id", string: id)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                o.field("request") { w in
+                    w.object { r in
+                        r.field("method", string: m.request.method.rawValue)
+                        r.field("path", string: m.request.path)
+                        r.field("headers") { w in
+                            w.object { h in
+                                for (name, value) in m.request.headers.sorted(by: { $0.key < $1.key }) { h.field(name, string: redaction.header(name, value)) }
+                            }
+                        }
+                        if let body = m.request.body { bytes("body", redaction.json(body), into: &r) }
+                    }
+                }
+                o.field("invalidates") { $0.array(strings: m.invalidates) }
+                o.field("confirmation") { w in
+                    w.object { c in
+                        switch m.confirmation {
+                        case .none: c.field("rule", string: "none")
+                        case .responseRow(let collection, let provisional, let idField):
+                            c.field("rule", string: "responseRow")
+                            c.field("collection", string: collection)
+                            c.field("provisionalID", string: provisional)
+                            c.field("idField", string: idField)
+                        }
+                    }
+                }
+            case .mutationConfirmed(let c):
+                o.field("mutationID", string: c.id.description)
+                o.field("status", number: c.status)
+                o.field("rows") { w in
+                    w.array { a in
+                        for r in c.rows {
+                            a.element { $0.object { item in item.field("collection", string: r.collection); item.field("row") { row(r.row, redaction, into: &$0) } } }
+                        }
+                    }
+                }
+                o.field("idMappings") { w in
+                    w.array { a in
+                        for m in c.idMappings {
+                            a.element {
+                                $0.object { item in
+                                    item.field("collection", string: m.collection)
+                                    item.field("provisionalID", string: m.provisionalID)
+                                    item.field("serverID", string: m.serverID)
+                                }
+                            }
+                        }
+                    }
+                }
+                o.field("invalidates") { $0.array(strings: c.invalidates) }
+                o.field("affected") { $0.array(strings: c.affected) }
+            case .mutationRolledBack(let r):
+                o.field("mutationID", string: r.id.description)
+                if let s = r.status { o.field("status", number: s) }
+                o.field("reason", string: r.reason)
+                if !r.body.isEmpty { bytes("body", redaction.json(r.body), into: &o) }
+                o.field("affected") { $0.array(strings: r.affected) }
+            }
         }
     }
 
-    private static func row(_ row: Row, _ redaction: Redaction) -> JSONValue {
-        .object([("id", .string(row.id))] + bytes("json", redaction.json(row.json)))
-    }
-
-    /// `key: "text"` for UTF-8 bytes, `keyBase64: "…"` otherwise.
-    private static func bytes(_ key: String, _ data: Data) -> [(String, JSONValue)] {
-        if let text = String(validating: data, as: UTF8.self) { return [(key, .string(text))] }
-        return [(key + "Base64", .string(data.base64EncodedString()))]
-    }
-
-    private static func response(_ r: ResponseInfo) -> JSONValue {
-        var o: [(String, JSONValue)] = [("url", .string(r.url)), ("status", .int(Int64(r.status)))]
-        for (k, v) in [("etag", r.etag), ("lastModified", r.lastModified), ("cacheControl", r.cacheControl), ("date", r.date), ("age", r.age), ("expires", r.expires)] {
-            if let v { o.append((k, .string(v))) }
+    private static func row(_ row: Row, _ redaction: Redaction, into w: inout JSONWriter) {
+        w.object { o in
+            o.field("id", string: row.id)
+            bytes("json", redaction.json(row.json), into: &o)
         }
-        o += [("durationMicros", .int(r.durationMicros)), ("responseBytes", .int(Int64(r.responseBytes))), ("requestBytes", .int(Int64(r.requestBytes)))]
-        return .object(o)
+    }
+
+    /// `key: "text"` for UTF-8 bytes, `keyBase64: "…"` otherwise. ASCII (most row JSON) is
+    /// escaped straight from the bytes, without making a String first.
+    private static func bytes(_ key: String, _ data: Data, into o: inout JSONWriter.ObjectWriter) {
+        let written = data.withUnsafeBytes { raw -> Bool in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
+            o.field(key) { $0.escapedString(bytes) }
+            return true
+        }
+        if written { return }
+        if let text = String(validating: data, as: UTF8.self) {
+            o.field(key, string: text)
+        } else {
+            o.field(key + "Base64", string: data.base64EncodedString())
+        }
+    }
+
+    /// `{"freshness":"maxAge","maxAgeMicros":…,"maxAttempts":…,"baseDelayMicros":…,"maxDelayMicros":…,"jitterMillionths":…,"maxRetryAfterMicros":…}`.
+    private static func readPolicy(_ p: ReadPolicy, into w: inout JSONWriter) {
+        w.object { o in
+            switch p.freshness {
+            case .always: o.field("freshness", string: "always")
+            case .maxAge(let d):
+                o.field("freshness", string: "maxAge")
+                o.field("maxAgeMicros", number: ReadPolicy.micros(d))
+            case .http: o.field("freshness", string: "http")
+            case .manual: o.field("freshness", string: "manual")
+            }
+            o.field("maxAttempts", number: p.retry.maxAttempts)
+            o.field("baseDelayMicros", number: ReadPolicy.micros(p.retry.baseDelay))
+            o.field("maxDelayMicros", number: ReadPolicy.micros(p.retry.maxDelay))
+            o.field("jitterMillionths", number: Int64((p.retry.jitter * 1_000_000).rounded()))
+            o.field("maxRetryAfterMicros", number: ReadPolicy.micros(p.retry.maxRetryAfter))
+        }
+    }
+
+    private static func response(_ r: ResponseInfo, into w: inout JSONWriter) {
+        w.object { o in
+            o.field("url", string: r.url)
+            o.field("status", number: r.status)
+            for (k, v) in [("etag", r.etag), ("lastModified", r.lastModified), ("cacheControl", r.cacheControl), ("date", r.date), ("age", r.age), ("expires", r.expires)] {
+                o.field(k, string: v)
+            }
+            o.field("durationMicros", number: r.durationMicros)
+            o.field("responseBytes", number: r.responseBytes)
+            o.field("requestBytes", number: r.requestBytes)
+        }
     }
 
     // MARK: Reading
@@ -111,12 +204,14 @@ enum EventJSON {
             }
             return .fetched(Event.Fetched(placement: placement, rows: try o.objects("rows").map(row), response: try response(o.object("response")),
                                           nextCursor: try o.optionalString("nextCursor"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
-                                          rowsWithheld: try o.optionalBool("rowsWithheld") ?? false))
+                                          rowsWithheld: try o.optionalBool("rowsWithheld") ?? false, readPolicy: try readPolicy(o)))
         case .notModified:
-            return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalInt("page"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) }))
+            return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalInt("page"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
+                                                    readPolicy: try readPolicy(o)))
         case .fetchFailed:
             return .fetchFailed(Event.FetchFailed(url: try o.string("url"), reason: try o.string("reason"), status: try o.optionalInt("status"), message: try o.string("message"),
-                                                  attempt: try o.int("attempt"), durationMicros: try o.optionalInt("durationMicros").map(Int64.init)))
+                                                  attempt: try o.int("attempt"), durationMicros: try o.optionalInt("durationMicros").map(Int64.init),
+                                                  readPolicy: try readPolicy(o)))
         case .changed, .localWrite:
             var ops: [Event.RowChanges.Op] = []
             for op in try o.objects("ops") {
@@ -171,6 +266,26 @@ enum EventJSON {
     private static func row(_ o: JSONObject) throws(ToolError) -> Row {
         guard let json = try o.optionalBytes("json") else { throw o.error("a row needs json or jsonBase64") }
         return Row(id: try o.string("id"), json: json)
+    }
+
+    /// The optional `readPolicy` object of a fetched, notModified or fetchFailed event.
+    private static func readPolicy(_ event: JSONObject) throws(ToolError) -> ReadPolicy? {
+        guard event.fields["readPolicy"] != nil, !(event.fields["readPolicy"] is NSNull) else { return nil }
+        let o = try event.object("readPolicy")
+        let freshness: FreshnessPolicy = switch try o.string("freshness") {
+        case "always": .always
+        case "maxAge": .maxAge(.microseconds(try o.int("maxAgeMicros")))
+        case "http": .http
+        case "manual": .manual
+        case let other: throw o.error("freshness \(other.debugDescription) is not always, maxAge, http or manual")
+        }
+        var retry = Configuration.RetryPolicy()
+        retry.maxAttempts = try o.int("maxAttempts")
+        retry.baseDelay = .microseconds(try o.int("baseDelayMicros"))
+        retry.maxDelay = .microseconds(try o.int("maxDelayMicros"))
+        retry.jitter = Double(try o.int("jitterMillionths")) / 1_000_000
+        retry.maxRetryAfter = .microseconds(try o.int("maxRetryAfterMicros"))
+        return ReadPolicy(freshness: freshness, retry: retry)
     }
 
     private static func response(_ o: JSONObject) throws(ToolError) -> ResponseInfo {

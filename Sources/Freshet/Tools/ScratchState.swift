@@ -62,7 +62,10 @@ final class ScratchState {
 
     @discardableResult
     private func write(_ records: [(record: LogRecord, bytes: [UInt8])], last: LSN, isolated: Bool) throws -> [StoreProblem] {
-        try env.write { txn in
+        // SyncMarks decoded once and written once per chunk, as the store's writer does per commit.
+        let marks = SyncMarkCache()
+        let folding = MaterializedState(dbs: state.dbs, marks: marks)
+        return try env.write { txn in
             var problems: [StoreProblem] = []
             for (record, bytes) in records {
                 func apply(_ t: borrowing Transaction) throws {
@@ -72,12 +75,14 @@ final class ScratchState {
                     if case .mutationProposed = record.event {
                         try t.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
                     }
-                    try Fold.apply(record, to: state, in: t)
+                    try Fold.apply(record, to: folding, in: t)
                 }
                 if isolated {
+                    let saved = marks.checkpoint()
                     do {
                         try txn.nested { child in try apply(child) }
                     } catch {
+                        marks.restore(saved)
                         problems.append(StoreProblem(database: "log", collection: record.collection, lsn: record.lsn,
                                                      message: "\(record.kind.name) does not fold: \(StoreError(error, doing: "folding").message)"))
                     }
@@ -85,6 +90,7 @@ final class ScratchState {
                     try apply(txn)
                 }
             }
+            try marks.flush(into: txn, database: state.dbs.marks)
             try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
             return problems
         }

@@ -17,6 +17,7 @@ extension Store {
         var skipped: [StoreProblem] = []
         var next = from
         var done = false
+        var writer = JSONWriter(capacity: 4096)
         do {
             try checkOpen()
             // The end when the export starts: a live store's later appends are left out.
@@ -44,7 +45,8 @@ extension Store {
                 }
                 // Lines are written outside the read transaction.
                 for record in records {
-                    line(JSONLineWriter.line(Self.exportLine(record, redaction: redaction)))
+                    Self.writeExportLine(record, redaction: redaction, into: &writer)
+                    line(writer.takeLine())
                     written += 1
                 }
             }
@@ -55,14 +57,14 @@ extension Store {
     }
 
     /// One record as a JSON Lines object: `lsn`, `micros`, `time`, `kind`, `collection`, `event`.
-    static func exportLine(_ record: LogRecord, redaction: Redaction) -> JSONValue {
-        .object([
-            ("lsn", .uint(record.lsn.rawValue)),
-            ("micros", .int(ByteWriter.micros(record.timestamp))),
-            ("time", .string(LogRecord.iso8601(record.timestamp))),
-            ("kind", .string(record.kind.name)),
-            ("collection", .string(record.collection)),
-            ("event", EventJSON.json(record.event, redaction: redaction)),
-        ])
+    static func writeExportLine(_ record: LogRecord, redaction: Redaction, into w: inout JSONWriter) {
+        w.object { o in
+            o.field("lsn", number: record.lsn.rawValue)
+            o.field("micros", number: ByteWriter.micros(record.timestamp))
+            o.field("time") { LogRecord.writeISO8601(record.timestamp, into: &$0) }
+            o.field("kind", string: record.kind.name)
+            o.field("collection", string: record.collection)
+            o.field("event") { EventJSON.write(record.event, redaction: redaction, into: &$0) }
+        }
     }
 }

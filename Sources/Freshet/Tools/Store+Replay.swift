@@ -12,8 +12,8 @@ extension Store {
     ///
     /// - Parameters:
     ///   - collections: which collections to report (all are folded: a mutation may touch several).
-    ///   - policy: the freshness policy statuses are judged under (the log does not record
-    ///     which policy a collection was read with); the store's default when nil.
+    ///   - policy: the freshness policy statuses are judged under; when nil, each collection's
+    ///     is the one its last refresh recorded (``ReadPolicy``), else the store's default.
     /// - Throws: ``ToolError/pastEnd`` for an LSN after the last record,
     ///   ``ToolError/beforeFirstRecord`` for a time before the first record, ``ToolError/store``
     ///   when the log or the scratch store cannot be read or written.
@@ -37,12 +37,15 @@ extension Store {
                 throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
             default: break
             }
+            var recorded: [String: FreshnessPolicy] = [:]
             try folder.run(stopBefore: { record in
                 switch point {
                 case .end: false
                 case .lsn(let lsn): record.lsn > lsn
                 case .time(let time): record.timestamp > time
                 }
+            }, visit: policy != nil ? nil : { record in
+                if let p = record.event.readPolicy { recorded[record.collection] = p.freshness }
             })
             if case .time(let time) = point, folder.lastFolded == nil {
                 let first = try firstRecordTime()
@@ -53,7 +56,8 @@ extension Store {
             case .time(let time): time
             default: folder.lastFolded?.time
             }
-            return try Self.projection(of: folder, collections: collections, policy: policy ?? configuration.defaultFreshness, now: now)
+            let fallback = configuration.defaultFreshness
+            return try Self.projection(of: folder, collections: collections, policy: { policy ?? recorded[$0] ?? fallback }, now: now)
     }
 
     private func firstRecordTime() throws -> (lsn: LSN, time: Date)? {
@@ -66,7 +70,7 @@ extension Store {
     }
 
     /// Reads the folded scratch state as a ``Replay``.
-    static func projection(of folder: LogFolder, collections filter: CollectionFilter, policy: FreshnessPolicy, now: Date?) throws -> Replay {
+    static func projection(of folder: LogFolder, collections filter: CollectionFilter, policy: (String) -> FreshnessPolicy, now: Date?) throws -> Replay {
         let scratch = folder.scratch
         let overlay = PendingOverlay()
         return try scratch.env.read { txn in
@@ -76,7 +80,7 @@ extension Store {
                 let mark = try state.syncMark(name, in: txn)
                 let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
                 let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
-                let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy, now: now ?? Date(timeIntervalSince1970: 0))
+                let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy(name), now: now ?? Date(timeIntervalSince1970: 0))
                 snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, lsn: mark?.lastLSN ?? .zero, pendingMutations: projected.mutations))
             }
             let pending = try overlay.pending(state: state, in: txn).map { lsn, proposal in

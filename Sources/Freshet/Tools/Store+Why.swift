@@ -3,18 +3,21 @@ import Foundation
 extension Store {
     /// Explains why `collection` is fresh, stale, failing or empty at `point` (replayed from the
     /// log, the store is only read), judged at `now` (nil: the time of the last record taken)
-    /// under `policy` (nil: the store's default; the log does not record the app's policy).
+    /// under `policy` when given, else under the policy the last refresh of the collection
+    /// recorded (``ReadPolicy``, in its `fetched`, `notModified` or `fetchFailed` record), else
+    /// (a log written before policies were recorded, or no refresh yet) under the store's
+    /// ``Configuration/defaultFreshness``. ``Diagnosis/policySource`` says which.
     ///
     /// - Throws: ``ToolError/pastEnd``, ``ToolError/beforeFirstRecord``, ``ToolError/store``.
     public func why(_ collection: String, at point: ReplayPoint = .end, now: Date? = nil, policy: FreshnessPolicy? = nil) throws(ToolError) -> Diagnosis {
         do {
-            return try whyUntyped(collection, at: point, now: now, policy: policy ?? configuration.defaultFreshness)
+            return try whyUntyped(collection, at: point, now: now, override: policy)
         } catch {
             throw ToolError.wrapping(error, doing: "explaining \(collection) in \(directory.path)")
         }
     }
 
-    private func whyUntyped(_ collection: String, at requested: ReplayPoint, now: Date?, policy: FreshnessPolicy) throws -> Diagnosis {
+    private func whyUntyped(_ collection: String, at requested: ReplayPoint, now: Date?, override: FreshnessPolicy?) throws -> Diagnosis {
         try checkOpen()
         let folder = try LogFolder(store: self)
         defer { folder.scratch.remove() }
@@ -25,6 +28,7 @@ extension Store {
             throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
         }
         var timeline: [LogRecord] = []
+        var recorded: (policy: ReadPolicy, lsn: LSN)?
         try folder.run(stopBefore: { record in
             switch point {
             case .end: false
@@ -32,6 +36,7 @@ extension Store {
             case .time(let time): record.timestamp > time
             }
         }, visit: { record in
+            if record.collection == collection, let p = record.event.readPolicy { recorded = (p, record.lsn) }
             guard record.event.affectedCollections(primary: record.collection).contains(collection) else { return }
             timeline.append(record)
             if timeline.count > 200 { timeline.removeFirst(100) }
@@ -43,7 +48,16 @@ extension Store {
             if case .time(let t) = point { return t }
             return folder.lastFolded?.time ?? Date(timeIntervalSince1970: 0)
         }()
-        let replay = try Self.projection(of: folder, collections: .name(collection), policy: policy, now: judgedAt)
+        let policy: FreshnessPolicy
+        let source: Diagnosis.PolicySource
+        if let override {
+            (policy, source) = (override, .given)
+        } else if let recorded {
+            (policy, source) = (recorded.policy.freshness, .recorded(lsn: recorded.lsn, retry: recorded.policy.retry))
+        } else {
+            (policy, source) = (configuration.defaultFreshness, .storeDefault)
+        }
+        let replay = try Self.projection(of: folder, collections: .name(collection), policy: { _ in policy }, now: judgedAt)
         let snapshot = replay.snapshots.first
         let mark = snapshot?.syncMark
         let masking = replay.pending.filter { $0.collections.contains(collection) }
@@ -54,7 +68,7 @@ extension Store {
         if !masking.isEmpty {
             line += "; \(masking.count) pending mutation\(masking.count == 1 ? "" : "s") (\(masking.map { "\($0.name) \($0.id), LSN \($0.lsn)" }.joined(separator: ", "))) mask\(masking.count == 1 ? "s" : "") the server's rows"
         }
-        return Diagnosis(collection: collection, verdict: verdict, summary: line, policy: policy, time: judgedAt, status: status, freshness: freshness,
+        return Diagnosis(collection: collection, verdict: verdict, summary: line, policy: policy, policySource: source, time: judgedAt, status: status, freshness: freshness,
                          maskingMutations: masking, timeline: Array(timeline.suffix(50)), syncMark: mark)
     }
 

@@ -83,3 +83,16 @@ func rowKey(_ collection: String, position: UInt64) -> [UInt8] {
     let name = Array(collection.utf8)
     return [UInt8(name.count >> 8), UInt8(name.count & 0xFF)] + name + lsnKey(position)
 }
+
+/// XORs `mask` into the byte `fromEnd` bytes before the end of the log record at `lsn` of a
+/// closed store (a damaged record whose CRC-32C no longer matches).
+func damageRecord(_ directory: URL, lsn: UInt64, fromEnd: Int, mask: UInt8) throws {
+    try withRawEnvironment(directory) { env, dbs in
+        try env.write { txn in
+            let log = try #require(dbs["log"])
+            var bytes = try #require(try txn.get(log, key: lsnKey(lsn)))
+            bytes[bytes.count - fromEnd] ^= mask
+            try txn.put(log, key: lsnKey(lsn), value: bytes)
+        }
+    }
+}

@@ -85,7 +85,7 @@ extension LogToolTests {
                 #expect(run.status == 0)
                 #expect(run.stderr == [])
                 #expect(run.stdout.first == "invalidated: fresh: fresh for 60 s more (maxAge 60 s, age 0 s); last validated by a 200 at 2026-01-01T00:00:00.000Z (LSN 5)")
-                #expect(run.stdout.dropFirst().first == "  judged at 2026-01-01T00:00:00.000Z under policy maxAge=60; status fresh")
+                #expect(run.stdout.dropFirst().first == "  judged at 2026-01-01T00:00:00.000Z under policy maxAge=60 (given by --policy); status fresh")
                 let json = runTool(["why", directory.path, "failing", "--lsn", "11", "--json"])
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.joined().utf8)) as? [String: Any])
                 #expect(object["verdict"] as? String == "failing")
