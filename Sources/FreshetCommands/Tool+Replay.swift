@@ -17,12 +17,14 @@ extension Tool {
             standardOutput(JSONLineWriter.line(.object([
                 ("type", .string("replay")), ("lsn", .uint(result.lsn.rawValue)),
                 ("time", .optional(result.time.map(LogRecord.iso8601))), ("records", .int(Int64(result.recordCount))),
+                ("checkpoint", result.checkpoint.map { .object([("lsn", .uint($0.lsn.rawValue)), ("throughLSN", .uint($0.throughLSN.rawValue))]) } ?? .null),
             ])))
             for snapshot in result.snapshots { standardOutput(JSONLineWriter.line(Self.json(snapshot))) }
             for p in result.pending { standardOutput(JSONLineWriter.line(Self.json(p))) }
         } else {
             let time = result.time.map { " (\(LogRecord.iso8601($0)))" } ?? ""
-            standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")")
+            let start = result.checkpoint.map { " after the \($0)" } ?? ""
+            standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")\(start)")
             for snapshot in result.snapshots {
                 standardOutput("")
                 standardOutput("\(snapshot.collection)  \(snapshot.rows.count) row\(snapshot.rows.count == 1 ? "" : "s")  \(snapshot.status)  LSN \(snapshot.lsn)")

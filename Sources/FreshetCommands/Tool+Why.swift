@@ -28,6 +28,7 @@ extension Tool {
                 ("policy", .string(policy)), ("time", .string(LogRecord.iso8601(d.time))), ("status", .string(d.status.description)),
                 ("stale", .bool(d.freshness.isStale)), ("freshUntil", .optional(d.freshness.freshUntil.map(LogRecord.iso8601))),
                 ("maskingMutations", .array(d.maskingMutations.map(Self.json))),
+                ("checkpoint", d.checkpoint.map { .object([("lsn", .uint($0.lsn.rawValue)), ("throughLSN", .uint($0.throughLSN.rawValue))]) } ?? .null),
                 ("timeline", .array(d.timeline.map { r in
                     .object([("lsn", .uint(r.lsn.rawValue)), ("time", .string(LogRecord.iso8601(r.timestamp))), ("kind", .string(r.kind.name)),
                              ("collection", .string(r.collection)), ("summary", .string(r.summary))])
@@ -37,6 +38,7 @@ extension Tool {
         }
         standardOutput("\(d.collection): \(d.summary)")
         standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy); status \(d.status)")
+        if let checkpoint = d.checkpoint { standardOutput("  history starts after the \(checkpoint)") }
         if d.timeline.isEmpty {
             standardOutput("  timeline: no records")
         } else {

@@ -51,6 +51,7 @@ extension Event {
         case .mutationProposed(let p): w.encode(p)
         case .mutationConfirmed(let c): w.encode(c)
         case .mutationRolledBack(let r): w.encode(r)
+        case .checkpoint(let c): w.encode(c)
         }
         return w.bytes
     }
@@ -164,8 +165,7 @@ extension Event {
         case .mutationProposed: return .mutationProposed(try decodeProposed(r))
         case .mutationConfirmed: return .mutationConfirmed(try decodeConfirmed(r))
         case .mutationRolledBack: return .mutationRolledBack(try decodeRolledBack(r))
-        case .checkpoint:
-            throw StoreError(.unknownEventKind, "event kind \(kind.name) is reserved but not readable by this version")
+        case .checkpoint: return .checkpoint(try Checkpoint.decode(r))
         }
     }
 }

@@ -37,6 +37,7 @@ extension Store {
                 throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
             default: break
             }
+            try folder.checkReachable(point)
             try folder.run(stopBefore: { record in
                 switch point {
                 case .end: false
@@ -84,7 +85,9 @@ extension Store {
                 for op in proposal.mutation.ops where !collections.contains(op.collection) { collections.append(op.collection) }
                 return PendingMutationInfo(lsn: lsn, id: proposal.id, name: proposal.mutation.name, queue: proposal.mutation.queue, collections: collections)
             }
-            return Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
+            var replay = Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
+            replay.checkpoint = folder.checkpoint
+            return replay
         }
     }
 }
