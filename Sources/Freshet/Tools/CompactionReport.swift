@@ -22,6 +22,8 @@ public struct CompactionProgress: Sendable, Hashable {
         case folding
         /// Removing the covered records (inside the one write transaction).
         case removing
+        /// Everything is written; the write transaction commits next.
+        case committing
     }
 
     public let phase: Phase

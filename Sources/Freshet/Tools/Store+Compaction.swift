@@ -27,7 +27,10 @@ extension Store {
     /// - Parameters:
     ///   - window: how much history to keep; nil: ``Configuration/compaction``'s `keep`, or
     ///     ``CompactionPolicy/keep``'s default (7 days). `.zero` keeps none.
-    ///   - progress: called on the calling thread as records are folded and removed.
+    ///   - progressEvery: how many records between two progress calls (at least 1).
+    ///   - progress: called on the calling thread every `progressEvery` records folded and
+    ///     removed, at the end of each phase, and once more (``CompactionProgress/Phase/committing``)
+    ///     inside the write transaction just before it commits.
     /// - Returns: what was done; ``CompactionReport/checkpoint`` is nil when nothing was old enough.
     /// - Throws: ``StoreError/permissionDenied`` for a store opened read-only;
     ///   ``StoreError/corruptRecord`` (or the decoding error) when a record to be covered does
@@ -36,20 +39,20 @@ extension Store {
     ///   again); ``StoreError/mapFull`` when the map cannot grow enough; ``StoreError/closed``;
     ///   ``StoreError/storage`` for other LMDB failures.
     @discardableResult
-    public func compact(keeping window: Duration? = nil, progress: ((CompactionProgress) -> Void)? = nil) throws(StoreError) -> CompactionReport {
+    public func compact(keeping window: Duration? = nil, progressEvery: Int = 65_536, progress: ((CompactionProgress) -> Void)? = nil) throws(StoreError) -> CompactionReport {
         try checkOpen()
         guard !isReadOnly else {
             throw StoreError(.permissionDenied, "\(directory.path) is open read-only (create: false); compaction writes the store")
         }
         let keep = window ?? configuration.compaction?.keep ?? CompactionPolicy().keep
         do {
-            return try compactUntyped(keeping: keep, progress: progress)
+            return try compactUntyped(keeping: keep, every: max(1, progressEvery), progress: progress)
         } catch {
             throw StoreError(error, doing: "compacting \(directory.path)")
         }
     }
 
-    private func compactUntyped(keeping window: Duration, progress: ((CompactionProgress) -> Void)?) throws -> CompactionReport {
+    private func compactUntyped(keeping window: Duration, every interval: Int, progress: ((CompactionProgress) -> Void)?) throws -> CompactionReport {
         let folder = try LogFolder(store: self)
         defer { folder.scratch.remove() }
         let start = folder.checkpoint
@@ -63,7 +66,7 @@ extension Store {
         var folded = 0
         try folder.run(stopBefore: { $0.lsn > through }, visit: { _ in
             folded += 1
-            if folded % 65_536 == 0 { progress?(CompactionProgress(phase: .folding, done: folded, total: total)) }
+            if folded % interval == 0 { progress?(CompactionProgress(phase: .folding, done: folded, total: total)) }
         })
         progress?(CompactionProgress(phase: .folding, done: folded, total: total))
         if let problem = folder.problems.first {
@@ -91,7 +94,7 @@ extension Store {
                 }
                 for (i, key) in doomed.enumerated() {
                     try txn.delete(state.dbs.log, key: key)
-                    if (i + 1) % 65_536 == 0 { progress?(CompactionProgress(phase: .removing, done: i + 1, total: doomed.count)) }
+                    if (i + 1) % interval == 0 { progress?(CompactionProgress(phase: .removing, done: i + 1, total: doomed.count)) }
                 }
                 progress?(CompactionProgress(phase: .removing, done: doomed.count, total: doomed.count))
                 let stored = try state.dbs.lastLSN(in: txn)
@@ -103,6 +106,7 @@ extension Store {
                 try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
                 try Fold.apply(record, to: state, in: txn)
                 try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: lsn.keyBytes)
+                progress?(CompactionProgress(phase: .committing, done: doomed.count, total: doomed.count))
                 return (record, doomed.count)
             }
         }
