@@ -55,7 +55,8 @@ extension Command {
             """,
         "replay": """
             usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
-            Folds the log from its first record into a scratch store with the store's own fold
+            Folds the log from its first record (after a compaction: from the latest checkpoint's
+            state; earlier LSNs are refused) into a scratch store with the store's own fold
             and prints, per collection, the projection at that point: rows (ID and JSON value)
             with pending mutations on top, SyncMark, status, and the pending mutations.
             --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
@@ -68,7 +69,7 @@ extension Command {
         "verify": """
             usage: freshet verify DIR [--json]
             Checks that every record decodes and passes its CRC-32C, that LSNs run on from 1
-            without a gap, and that folding the log rebuilds the materialized databases
+            without a gap (after a compaction: from the latest checkpoint on), and that folding the log rebuilds the materialized databases
             (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
             Each problem is one line naming the database, collection, row ID and LSN.
             exit status: 0 ok, 1 problems found, 2 usage error or unreadable store

@@ -2,8 +2,9 @@ import Foundation
 import FreshetLMDB
 
 extension Store {
-    /// Rebuilds the projection at `point` by folding the log from its first record into a
-    /// scratch store with the same ``Fold`` the store uses; the store itself is only read.
+    /// Rebuilds the projection at `point` by folding the log from its first record (after a
+    /// compaction: from the latest checkpoint's state, ``Replay/checkpoint``) into a scratch
+    /// store with the same ``Fold`` the store uses; the store itself is only read.
     ///
     /// ```swift
     /// let past = try store.replay(to: .lsn(42), collections: .prefix("pokemon/"))
@@ -14,7 +15,8 @@ extension Store {
     ///   - collections: which collections to report (all are folded: a mutation may touch several).
     ///   - policy: the freshness policy statuses are judged under (the log does not record
     ///     which policy a collection was read with); the store's default when nil.
-    /// - Throws: ``ToolError/pastEnd`` for an LSN after the last record,
+    /// - Throws: ``ToolError/beforeCheckpoint`` for an LSN or time the compacted log no longer
+    ///   holds, ``ToolError/pastEnd`` for an LSN after the last record,
     ///   ``ToolError/beforeFirstRecord`` for a time before the first record, ``ToolError/store``
     ///   when the log or the scratch store cannot be read or written.
     public func replay(to point: ReplayPoint = .end, collections: CollectionFilter = .all, policy: FreshnessPolicy? = nil) throws(ToolError) -> Replay {
