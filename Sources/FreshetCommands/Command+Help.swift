@@ -21,6 +21,8 @@ extension Command {
                   the log as JSON Lines (docs/log-format.md §13); credential headers always redacted
           import  DIR FILE [--through LSN]
                   a new store from exported JSON Lines (FILE - reads standard input)
+          compact DIR [--keep DURATION] [--vacuum]
+                  checkpoint the state, drop older records (keeps the window and pending mutations)
           help [COMMAND], COMMAND --help, --version
         An LSN (log sequence number) numbers each event of the log: 1, 2, 3, … never reused.
         Tools open the store read-only and never send its pending mutations.
@@ -29,6 +31,21 @@ extension Command {
 
     /// `freshet help COMMAND`, by command name.
     public static let helpTexts: [String: String] = [
+        "compact": """
+            usage: freshet compact DIR [--keep DURATION] [--vacuum]
+            Writes a checkpoint record holding the folded state (rows, SyncMarks, mutation
+            state) through the last record older than the window, and removes the records it
+            covers — except the proposals of mutations still pending, which the fold reads
+            back. Kept records keep their LSNs; the checkpoint gets the next one. One write
+            transaction: a crash leaves the old log or the new one. replay, verify and why then
+            start from the checkpoint. --keep DURATION is the history kept, by record time
+            (7d, 12h, 90m, 30s, 0; default 7d). --vacuum then rewrites data.mdb without free
+            pages (mdb_env_copy2 with MDB_CP_COMPACT, atomic rename); it is refused while
+            another process has the store open. The store is opened for writing but its
+            pending mutations are never sent. Progress goes to standard error.
+            exit status: 0 ok, 1 damaged records (nothing removed) or vacuum refused,
+            2 usage error or unreadable store
+            """,
         "dump": """
             usage: freshet dump DIR [--from LSN] [--to LSN] [--collection NAME|PREFIX] [--json]
             Prints one line per event of the log in LSN order: LSN, time (UTC), kind, collection
@@ -38,7 +55,8 @@ extension Command {
             """,
         "replay": """
             usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
-            Folds the log from its first record into a scratch store with the store's own fold
+            Folds the log from its first record (after a compaction: from the latest checkpoint's
+            state; earlier LSNs are refused) into a scratch store with the store's own fold
             and prints, per collection, the projection at that point: rows (ID and JSON value)
             with pending mutations on top, SyncMark, status, and the pending mutations.
             --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
@@ -52,7 +70,7 @@ extension Command {
         "verify": """
             usage: freshet verify DIR [--json]
             Checks that every record decodes and passes its CRC-32C, that LSNs run on from 1
-            without a gap, and that folding the log rebuilds the materialized databases
+            without a gap (after a compaction: from the latest checkpoint on), and that folding the log rebuilds the materialized databases
             (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
             Each problem is one line naming the database, collection, row ID and LSN.
             The reading runs in a child process: if a damaged LMDB page crashes it, that is

@@ -10,6 +10,7 @@ public enum Command: Equatable, Sendable {
     case export(ExportOptions)
     case why(WhyOptions)
     case importLog(ImportOptions)
+    case compact(CompactOptions)
     /// `freshet help [COMMAND]`, `freshet COMMAND --help`: nil for the overview.
     case help(String?)
     case version
@@ -69,6 +70,16 @@ public enum Command: Equatable, Sendable {
             self.directory = directory
             self.file = file
         }
+    }
+
+    public struct CompactOptions: Equatable, Sendable {
+        public var directory: String
+        /// `--keep DURATION`: the history window; nil: 7 days.
+        public var keep: Duration?
+        /// `--vacuum`: rewrite `data.mdb` without free pages afterwards.
+        public var vacuum = false
+
+        public init(directory: String) { self.directory = directory }
     }
 
     /// Options of the commands that take a store and nothing but `--json`.
@@ -190,9 +201,31 @@ public enum Command: Equatable, Sendable {
             var options = ImportOptions(directory: positional[0], file: positional[1])
             options.through = through
             return .importLog(options)
+        case "compact":
+            var options = CompactOptions(directory: "")
+            options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
+                switch arg {
+                case "--keep": options.keep = try duration(value(for: arg, in: &rest), option: arg)
+                case "--vacuum": options.vacuum = true
+                default: return false
+                }
+                return true
+            }
+            return .compact(options)
         default:
             throw UsageError(message: "unknown command \(name.debugDescription); try `freshet help`")
         }
+    }
+
+    /// A duration: a whole number with a unit, `s`, `m`, `h` or `d` (`90m`, `7d`), or `0`.
+    static func duration(_ text: String, option: String) throws(UsageError) -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        if text == "0" { return .zero }
+        if let unit = text.last, let scale = units[unit], let n = Int64(text.dropLast()), n >= 0 {
+            let (seconds, overflow) = n.multipliedReportingOverflow(by: scale)
+            if !overflow { return .seconds(seconds) }
+        }
+        throw UsageError(message: "\(option) needs a duration such as 7d, 12h, 90m, 30s or 0, got \(text.debugDescription)")
     }
 
     /// Walks the arguments of `command`, handing options to `option` (which returns false for

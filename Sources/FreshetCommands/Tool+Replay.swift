@@ -20,6 +20,16 @@ extension Tool {
                 o.field("lsn", number: result.lsn.rawValue)
                 o.field("time") { $0.time(orNull: result.time) }
                 o.field("records", number: result.recordCount)
+                o.field("checkpoint") { w in
+                    if let checkpoint = result.checkpoint {
+                        w.object { c in
+                            c.field("lsn", number: checkpoint.lsn.rawValue)
+                            c.field("throughLSN", number: checkpoint.throughLSN.rawValue)
+                        }
+                    } else {
+                        w.null()
+                    }
+                }
             }
             standardOutput(w.takeLine())
             for snapshot in result.snapshots {
@@ -32,7 +42,8 @@ extension Tool {
             }
         } else {
             let time = result.time.map { " (\(LogRecord.iso8601($0)))" } ?? ""
-            standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")")
+            let start = result.checkpoint.map { " after the \($0)" } ?? ""
+            standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")\(start)")
             for snapshot in result.snapshots {
                 standardOutput("")
                 standardOutput("\(snapshot.collection)  \(snapshot.rows.count) row\(snapshot.rows.count == 1 ? "" : "s")  \(snapshot.status)  LSN \(snapshot.lsn)")

@@ -51,6 +51,16 @@ extension Tool {
                 o.field("status", string: d.status.description)
                 o.field("stale", bool: d.freshness.isStale)
                 o.field("freshUntil") { $0.time(orNull: d.freshness.freshUntil) }
+                o.field("checkpoint") { w in
+                    if let checkpoint = d.checkpoint {
+                        w.object { c in
+                            c.field("lsn", number: checkpoint.lsn.rawValue)
+                            c.field("throughLSN", number: checkpoint.throughLSN.rawValue)
+                        }
+                    } else {
+                        w.null()
+                    }
+                }
                 o.field("maskingMutations") { w in w.array { a in for p in d.maskingMutations { a.element { Self.writeJSON(p, into: &$0) } } } }
                 o.field("timeline") { w in
                     w.array { a in
@@ -73,6 +83,7 @@ extension Tool {
         }
         standardOutput("\(d.collection): \(d.summary)")
         standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy) (\(source)); status \(d.status)")
+        if let checkpoint = d.checkpoint { standardOutput("  history starts after the \(checkpoint)") }
         if d.timeline.isEmpty {
             standardOutput("  timeline: no records")
         } else {

@@ -45,6 +45,8 @@ public struct Tool {
             return why(options)
         case .importLog(let options):
             return importLog(options)
+        case .compact(let options):
+            return compact(options)
         }
     }
 

@@ -12,6 +12,8 @@ package final class Environment: @unchecked Sendable {
     // by `close()`, which callers must not race with transactions (documented on `close`).
     private let handle: OpaquePointer
     private var isClosed = false
+    /// Held shared by every transaction, exclusive while the map size changes.
+    private let gate = TransactionGate()
     /// The directory the environment lives in.
     package let path: String
 
@@ -145,6 +147,12 @@ package final class Environment: @unchecked Sendable {
     ///   is still full: that many live readers), or whatever `body` throws.
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func read<R, E: Error>(_ body: (borrowing Transaction) throws(E) -> R) throws -> R {
+        try adoptingMapResize {
+            try gate.shared { () throws -> R in try readUngated(body) }
+        }
+    }
+
+    private func readUngated<R, E: Error>(_ body: (borrowing Transaction) throws(E) -> R) throws -> R {
         var txn: OpaquePointer?
         var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
         if rc == MDB_READERS_FULL {
@@ -176,6 +184,12 @@ package final class Environment: @unchecked Sendable {
     ///   ``LMDBError/mapFull``), or whatever `body` throws.
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        try adoptingMapResize {
+            try gate.shared { () throws -> R in try writeUngated(body) }
+        }
+    }
+
+    private func writeUngated<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         // A process that died holding a read transaction pins every page freed since its
         // snapshot, so the file would grow with each commit while it lasts. Clearing such
         // slots before each write transaction costs a scan of the reader table and one
@@ -194,6 +208,29 @@ package final class Environment: @unchecked Sendable {
         // LMDB frees the transaction whether or not the commit succeeds.
         try check(mdb_txn_commit(txn), "mdb_txn_commit")
         return result
+    }
+
+    /// Runs `attempt` (which begins a transaction); when another process grew the map beyond
+    /// this one's (`MDB_MAP_RESIZED` from `mdb_txn_begin`), adopts the new size
+    /// (`mdb_env_set_mapsize` with 0) and runs it once more.
+    private func adoptingMapResize<R>(_ attempt: () throws -> R) throws -> R {
+        do {
+            return try attempt()
+        } catch LMDBError.mapResized {
+            try setMapSize(0)
+            return try attempt()
+        }
+    }
+
+    /// Sets the map size in bytes (`mdb_env_set_mapsize`), waiting until no transaction of
+    /// this process is open; 0 adopts the size another process set. LMDB keeps the larger of
+    /// the size asked for and the file's size. Other processes adopt a larger map when they
+    /// next begin a transaction.
+    /// - Throws: ``LMDBError`` from `mdb_env_set_mapsize` (`EINVAL` for a size LMDB refuses).
+    package func setMapSize(_ bytes: Int) throws(LMDBError) {
+        try gate.exclusive { () throws(LMDBError) in
+            try check(mdb_env_set_mapsize(handle, bytes), "mdb_env_set_mapsize")
+        }
     }
 
     /// Opens (or, in a write transaction with `create`, creates) the named database.

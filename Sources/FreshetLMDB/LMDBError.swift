@@ -40,6 +40,8 @@ package struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     package static let readersFull = LMDBError(code: MDB_READERS_FULL, function: "")
     /// The transaction has too many dirty pages. The corresponding LMDB code is `MDB_TXN_FULL`.
     package static let transactionFull = LMDBError(code: MDB_TXN_FULL, function: "")
+    /// Another process grew the map beyond this one's size. The corresponding LMDB code is `MDB_MAP_RESIZED`.
+    package static let mapResized = LMDBError(code: MDB_MAP_RESIZED, function: "")
 
     /// Matches by code only, so the function name does not matter in a `catch` pattern.
     package static func ~= (pattern: LMDBError, error: any Error) -> Bool {

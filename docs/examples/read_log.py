@@ -171,7 +171,8 @@ KINDS = {
     10: "checkpoint",
 }
 KIND_CODES = {name: code for code, name in KINDS.items()}
-RESERVED = {"checkpoint"}  # written by no version yet: no payload format
+RESERVED = set()  # no reserved kind left: `checkpoint` (0a) has its payload (section 6.12)
+CHECKPOINT_TABLES = {1: "rows", 2: "marks", 3: "pending", 4: "mutations", 5: "idMap", 6: "confirmed"}
 
 RESPONSE_FIELDS = [  # tag, name, type
     (1, "url", "string"), (2, "status", "uint"), (3, "etag", "string"),
@@ -352,7 +353,50 @@ def decode_payload(kind, buf):
         return decode_confirmed(buf)
     if kind == "mutationRolledBack":
         return decode_rolled_back(buf)
+    if kind == "checkpoint":
+        return decode_checkpoint(buf)
     raise FormatError("event kind %s is reserved and has no payload format yet" % kind)
+
+
+# ---------------------------------------------------------------- checkpoint payload (6.12)
+
+def decode_checkpoint(buf):
+    through, micros, kept, removed, entries = None, 0, [], 0, []
+    for tag, value in fields(buf):
+        if tag == 1:
+            through = as_uint(value)
+        elif tag == 2:
+            micros = as_int(value)
+        elif tag == 3:
+            kept.append(as_uint(value))
+        elif tag == 4:
+            removed = as_uint(value)
+        elif tag == 5:
+            table, key, val = None, None, b""
+            for t, v in fields(value):
+                if t == 1:
+                    table = as_uint(v)
+                elif t == 2:
+                    key = bytes(v)
+                elif t == 3:
+                    val = bytes(v)
+            if table not in CHECKPOINT_TABLES:
+                raise FormatError("checkpoint entry names unknown database %r" % table)
+            if not key:
+                raise FormatError("checkpoint entry has no key")
+            entries.append((table, key, val))
+    if through is None:
+        raise FormatError("checkpoint has no throughLSN")
+    return {"throughLSN": through, "throughMicros": micros, "keptLSNs": kept, "removedCount": removed, "entries": entries}
+
+
+def encode_checkpoint(e, w):
+    w.uint(1, e["throughLSN"]).int(2, e["throughMicros"])
+    for lsn in e["keptLSNs"]:
+        w.uint(3, lsn)
+    w.uint(4, e["removedCount"])
+    for table, key, val in e["entries"]:
+        w.bytes(5, Writer().uint(1, table).bytes(2, key).bytes(3, val).buf)
 
 
 # ---------------------------------------------------------------- mutation payloads
@@ -593,6 +637,8 @@ def encode_payload(kind, e):
         w.opt_str(1, e["reason"])
     elif kind in ("mutationProposed", "mutationConfirmed", "mutationRolledBack"):
         encode_mutation(kind, e, w)
+    elif kind == "checkpoint":
+        encode_checkpoint(e, w)
     else:
         raise ValueError("cannot encode %s" % kind)
     return bytes(w.buf)
@@ -681,6 +727,9 @@ def summary(r):
         return ", ".join(parts)
     if k == "mutationRolledBack":
         return "%s rolled back%s: %s" % (show_id(e["id"]), "" if e["status"] is None else ", %d" % e["status"], e["reason"])
+    if k == "checkpoint":
+        return "state through LSN %d (%d entries), %d older records removed, %d kept" % (
+            e["throughLSN"], len(e["entries"]), e["removedCount"], len(e["keptLSNs"]))
     return "invalidated" + ("" if e["reason"] is None else ": " + e["reason"])
 
 
@@ -813,6 +862,20 @@ class State:
         self.rows, self.index, self.marks = {}, {}, {}
         self.pending, self.mutations, self.id_map, self.confirmed = {}, {}, {}, {}
         self.proposals = {}  # LSN → mutationProposed event: what the fold reads back from `log`
+        self.checkpoint = None  # meta.checkpoint: the LSN of the latest checkpoint folded
+
+    def load_checkpoint(self, e, kept):
+        """Starts from a checkpoint's state (6.12): its entries, rowIndex derived from rows, and
+        the kept proposals (LSN → decoded record) the fold reads back."""
+        tables = {"rows": self.rows, "marks": self.marks, "pending": self.pending,
+                  "mutations": self.mutations, "idMap": self.id_map, "confirmed": self.confirmed}
+        for table, key, val in e["entries"]:
+            tables[CHECKPOINT_TABLES[table]][key] = val
+            if CHECKPOINT_TABLES[table] == "rows":
+                row_id, _ = decode_row_value(val)
+                self.index[key[:-8] + row_id.encode("utf-8")] = key[-8:]
+        for lsn, r in kept.items():
+            self.proposals[lsn] = r["event"]
 
     def _pos(self, ckey, row_id):
         v = self.index.get(ckey + row_id.encode("utf-8"))
@@ -1020,6 +1083,9 @@ class State:
 
     def fold(self, r):
         """Applies one decoded record, following the fold rules of docs/log-format.md."""
+        if r["kind"] == "checkpoint":  # changes no collection; meta.checkpoint keeps the largest
+            self.checkpoint = max(self.checkpoint or 0, r["lsn"])
+            return
         if r["kind"] in ("mutationProposed", "mutationConfirmed", "mutationRolledBack"):
             return self.fold_mutation(r)
         name, e, k, t = r["collection"], r["event"], r["kind"], r["timestampMicros"]
@@ -1193,10 +1259,34 @@ def older_mark_matches(stored, replayed):
     return [(t, bytes(v)) for t, v in stored_fields] == [(t, bytes(v)) for t, v in fields(replayed) if t < 18]
 
 
+def start_state(env, dbs):
+    """The state replay starts from: the latest checkpoint's (meta.checkpoint), or empty.
+    Returns (state, the first LSN to fold)."""
+    state = State()
+    with env.begin() as txn:
+        value = txn.get(b"checkpoint", db=dbs["meta"])
+        if value is None:
+            return state, 1
+        (lsn,) = struct.unpack(">Q", value)
+        r = decode_record(txn.get(struct.pack(">Q", lsn), db=dbs["log"]), expected_lsn=lsn)
+        if r["kind"] != "checkpoint" or r["event"]["throughLSN"] >= lsn:
+            raise FormatError("meta.checkpoint names LSN %d, which is not a checkpoint before itself" % lsn)
+        kept = {k: decode_record(txn.get(struct.pack(">Q", k), db=dbs["log"]), expected_lsn=k) for k in r["event"]["keptLSNs"]}
+    state.load_checkpoint(r["event"], kept)
+    return state, r["event"]["throughLSN"] + 1
+
+
 def verify(directory):
     env, dbs = open_store(directory)
-    state, problems, count, last = State(), [], 0, 0
+    state, first = start_state(env, dbs)
+    problems, count, last = [], 0, 0
+    expected = first
     for lsn, r, error, raw in read_log(env, dbs):
+        if lsn < first:
+            continue  # covered by the checkpoint (a kept proposal): already in its state
+        if lsn != expected:
+            problems.append("LSNs %d…%d are missing" % (expected, lsn - 1))
+        expected = lsn + 1
         count += 1
         last = lsn
         if error is not None:
@@ -1228,6 +1318,9 @@ def verify(directory):
                     continue
                 problems.append("%s key %s: stored %r, replayed %r" % (name, key.hex(), a, b))
         meta = {bytes(k): bytes(v) for k, v in txn.cursor(db=dbs["meta"])}
+    stored_checkpoint = meta.get(b"checkpoint")
+    if (struct.unpack(">Q", stored_checkpoint)[0] if stored_checkpoint else None) != state.checkpoint:
+        problems.append("meta checkpoint %r, replayed %r" % (stored_checkpoint, state.checkpoint))
     if meta.get(b"formatVersion") != b"\x01":
         problems.append("meta formatVersion is %r, expected 01" % meta.get(b"formatVersion"))
     stored_last = meta.get(b"lastLSN")
@@ -1247,8 +1340,8 @@ def verify(directory):
 
 def show_projection(directory, name):
     env, dbs = open_store(directory)
-    state = State()
-    for lsn, r, error, _ in read_log(env, dbs):
+    state, first = start_state(env, dbs)
+    for lsn, r, error, _ in read_log(env, dbs, first):
         if error is not None:
             print("LSN %d unreadable (%s): replay stops here" % (lsn, error))
             break

@@ -12,6 +12,9 @@
 //                               append a `mutationConfirmed` for mutation ID (a UUID) whose
 //                               server row is ROW in COLLECTION, `{"by":"helper"}`; print
 //                               `confirmed LSN` and exit 0, or `error CODE MESSAGE`, exit 3
+//   compact DIR KILLAT          compact DIR keeping nothing, with a progress call every 10
+//                               records; at the KILLAT-th call (from 1) SIGKILL itself; when it
+//                               finishes first, print `compacted LSN` (the checkpoint's) and exit 0
 //   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
 //                               or, when run as root, as user `nobody` (65534), when given);
 //                               print `created` and exit 0, or `error CODE MESSAGE`, exit 3
@@ -120,6 +123,29 @@ case "confirm":
         store.close()
         say("error \(error.code) \(error.message)")
         exit(3)
+    }
+
+case "compact":
+    guard arguments.count == 3, let killAt = Int(arguments[2]) else { fail("usage: freshet-store-helper compact DIR KILLAT") }
+    var configuration = Configuration(durability: .full)
+    configuration.sendsMutations = false
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    var calls = 0
+    do {
+        let report = try store.compact(keeping: .zero, progressEvery: 10) { _ in
+            calls += 1
+            if calls == killAt { kill(getpid(), SIGKILL) }
+        }
+        store.close()
+        say("compacted \(report.checkpoint?.lsn ?? .zero)")
+        exit(0)
+    } catch {
+        fail("compact failed: \(error)")
     }
 
 case "create":

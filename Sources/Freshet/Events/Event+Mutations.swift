@@ -85,6 +85,8 @@ extension Event {
 
     /// Every collection whose projection this event may change (the record's own first).
     func affectedCollections(primary: String) -> [String] {
+        // A checkpoint changes no collection: it restates the state through an earlier LSN.
+        if case .checkpoint = self { return [] }
         var names = [primary]
         switch self {
         case .mutationProposed(let p): names += p.mutation.ops.map(\.collection)

@@ -75,6 +75,7 @@ extension Event {
         case .mutationProposed(let p): w.encode(p)
         case .mutationConfirmed(let c): w.encode(c)
         case .mutationRolledBack(let r): w.encode(r)
+        case .checkpoint(let c): w.encode(c)
         }
     }
 
@@ -192,8 +193,7 @@ extension Event {
         case .mutationProposed: return .mutationProposed(try decodeProposed(r))
         case .mutationConfirmed: return .mutationConfirmed(try decodeConfirmed(r))
         case .mutationRolledBack: return .mutationRolledBack(try decodeRolledBack(r))
-        case .checkpoint:
-            throw StoreError(.unknownEventKind, "event kind \(kind.name) is reserved but not readable by this version")
+        case .checkpoint: return .checkpoint(try Checkpoint.decode(r))
         }
     }
 }

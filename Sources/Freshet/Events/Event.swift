@@ -23,6 +23,8 @@ public enum Event: Sendable, Hashable {
     case mutationConfirmed(MutationConfirmed)
     /// The server rejected a mutation.
     case mutationRolledBack(MutationRolledBack)
+    /// Written by compaction: the folded state through an LSN (docs/log-format.md §6.11).
+    case checkpoint(Checkpoint)
 
     public var kind: EventKind {
         switch self {
@@ -35,6 +37,7 @@ public enum Event: Sendable, Hashable {
         case .mutationProposed: .mutationProposed
         case .mutationConfirmed: .mutationConfirmed
         case .mutationRolledBack: .mutationRolledBack
+        case .checkpoint: .checkpoint
         }
     }
 }

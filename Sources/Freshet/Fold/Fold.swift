@@ -12,6 +12,7 @@ enum Fold {
         case .mutationProposed(let p): return try applyProposed(p, record: record, state: state, in: txn)
         case .mutationConfirmed(let c): return try applyConfirmed(c, record: record, state: state, in: txn)
         case .mutationRolledBack(let r): return try applyRolledBack(r, record: record, state: state, in: txn)
+        case .checkpoint: return try applyCheckpoint(record, state: state, in: txn)
         default: break
         }
         let collection = record.collection
@@ -91,7 +92,7 @@ enum Fold {
             mark.invalidatedAt = time
             mark.invalidatedLSN = record.lsn
 
-        case .mutationProposed, .mutationConfirmed, .mutationRolledBack:
+        case .mutationProposed, .mutationConfirmed, .mutationRolledBack, .checkpoint:
             break // handled above
         }
         if rowsChanged { mark.rowsLSN = record.lsn }

@@ -120,6 +120,12 @@ extension LogRecord {
             if let s = r.status { o.field("status", number: s) }
             o.field("reason", string: r.reason)
             o.field("body", string: String(decoding: r.body, as: UTF8.self))
+        case .checkpoint(let c):
+            o.field("throughLSN", number: c.throughLSN.rawValue)
+            o.field("throughTime") { Self.writeISO8601(c.throughTime, into: &$0) }
+            o.field("keptLSNs") { w in w.array { a in for lsn in c.keptLSNs { a.element { $0.number(lsn.rawValue) } } } }
+            o.field("removedCount", number: c.removedCount)
+            o.field("entries", number: c.entries.count)
         }
         o.write(into: &writer)
     }

@@ -52,6 +52,8 @@ extension LogRecord {
             return parts.joined(separator: ", ")
         case .mutationRolledBack(let r):
             return "\(r.id) rolled back\(r.status.map { ", \($0)" } ?? ""): \(r.reason)"
+        case .checkpoint(let c):
+            return "state through LSN \(c.throughLSN) (\(c.entries.count) entries), \(c.removedCount) older records removed, \(c.keptLSNs.count) kept"
         }
     }
 
@@ -141,6 +143,12 @@ extension LogRecord {
             if let s = r.status { o["status"] = s }
             o["reason"] = r.reason
             o["body"] = String(decoding: r.body, as: UTF8.self)
+        case .checkpoint(let c):
+            o["throughLSN"] = c.throughLSN.rawValue
+            o["throughTime"] = Self.iso8601(c.throughTime)
+            o["keptLSNs"] = c.keptLSNs.map(\.rawValue)
+            o["removedCount"] = c.removedCount
+            o["entries"] = c.entries.count
         }
         return o
     }

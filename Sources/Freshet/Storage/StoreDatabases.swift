@@ -51,6 +51,9 @@ enum MetaKey {
     /// The last LSN ever assigned, 8 bytes big-endian; kept so LSNs are never reused even
     /// when compaction removes the newest records' predecessors.
     static let lastLSN = Array("lastLSN".utf8)
+    /// The LSN of the latest `checkpoint` record, 8 bytes big-endian; absent until the first
+    /// compaction. Replay starts from that checkpoint (docs/log-format.md §6.11).
+    static let checkpoint = Array("checkpoint".utf8)
 }
 
 enum Keys {

@@ -30,6 +30,16 @@ public struct Configuration: Sendable {
     /// Slots left by processes that died mid-read are cleared at open and when the table is
     /// full. Must be 1 ... 100,000, else opening fails with ``StoreError/invalidConfiguration``.
     public var maxReaders: Int = 126
+    /// How far the map may grow: when a write fails because the map is full (LMDB
+    /// `MDB_MAP_FULL`), the store doubles the map size (`mdb_env_set_mapsize`, while no
+    /// transaction of this process is open) up to this many bytes and retries; only past it
+    /// does the write fail with ``StoreError/mapFull``. Default 8 GiB; values below
+    /// ``mapSize`` mean no growth. Growth lasts while the store is open: the next open starts
+    /// from ``mapSize`` again, or from the file's size when that is larger (LMDB keeps the larger).
+    public var maxMapSize: Int = 8 << 30
+    /// The store's self-compaction policy; nil (the default): the log is compacted only when
+    /// the app calls ``Store/compact(keeping:progress:)`` or runs `freshet compact`.
+    public var compaction: CompactionPolicy?
     /// How often the store looks for events other processes appended (an app extension
     /// writing the same store), with ``Store/checkForExternalChanges()`` on the dependencies'
     /// clock; nil (the default): only on this process's commits, ``Store/didBecomeActive()``

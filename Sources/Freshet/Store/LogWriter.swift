@@ -40,7 +40,12 @@ final class LogWriter: Sendable {
     /// Called on the writer's queue after each commit with the collections it touched and its last LSN.
     private let didCommit: @Sendable (Set<String>, LSN) -> Void
 
-    init(env: Environment, state: MaterializedState, lastLSN: LSN, now: @escaping @Sendable () -> Date, didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
+    /// How far the map may grow when a commit finds it full (``Configuration/maxMapSize``);
+    /// 0: never.
+    private let maxMapSize: Int
+
+    init(env: Environment, state: MaterializedState, lastLSN: LSN, now: @escaping @Sendable () -> Date, maxMapSize: Int = 0, didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
+        self.maxMapSize = maxMapSize
         self.env = env
         self.state = state
         self.now = now
@@ -124,7 +129,7 @@ final class LogWriter: Sendable {
         do {
             do {
                 // The common case: every batch straight in the one write transaction.
-                (results, touched, last) = try write(batches, known: known, isolated: false)
+                (results, touched, last) = try Store.withMapGrowth(env: env, limit: maxMapSize) { try write(batches, known: known, isolated: false) }
             } catch let failed as BatchFailed {
                 if batches.count == 1 {
                     // Alone in its group: the aborted transaction undid exactly this batch.
@@ -135,11 +140,12 @@ final class LogWriter: Sendable {
                 } else {
                     // A batch failed: redo the group with a nested transaction per batch, so
                     // that batch fails alone and the others still commit.
-                    (results, touched, last) = try write(batches, known: known, isolated: true)
+                    (results, touched, last) = try Store.withMapGrowth(env: env, limit: maxMapSize) { try write(batches, known: known, isolated: true) }
                 }
             }
         } catch {
-            let failure = StoreFiles.writeError(error, doing: "committing \(batches.count) appends", directory: env.path)
+            let doing = batches.count == 1 ? "appending to \(batches[0][0].collection)" : "committing \(batches.count) appends"
+            let failure = StoreFiles.writeError(error, doing: doing, directory: env.path)
             results = batches.map { _ in .failure(failure) }
             touched = []
             last = known
@@ -176,7 +182,7 @@ final class LogWriter: Sendable {
                     let saved = marks.checkpoint()
                     do {
                         jobLast = try txn.nested { child in try fold(batch, after: last, state: folding, in: child) }
-                    } catch {
+                    } catch where !Store.isMapFull(error) {
                         // The nested transaction is undone; so is what it cached.
                         marks.restore(saved)
                         results.append(.failure(StoreError(error, doing: "appending to \(batch[0].collection)")))
@@ -185,7 +191,8 @@ final class LogWriter: Sendable {
                 } else {
                     do {
                         jobLast = try fold(batch, after: last, state: folding, in: txn)
-                    } catch {
+                    } catch where !Store.isMapFull(error) {
+                        // A full map is not this batch's fault: the group grows the map and runs again.
                         throw BatchFailed(error: error, stored: stored, external: external)
                     }
                 }
@@ -271,7 +278,7 @@ extension StoreError {
         case let error as LMDBError:
             switch error {
             case LMDBError.mapFull:
-                self.init(.mapFull, "\(what): the store is full (LMDB map size reached); reopen it with a larger mapSize")
+                self.init(.mapFull, "\(what): the store is full (LMDB map size reached, grown up to Configuration.maxMapSize); compact it or reopen it with a larger maxMapSize")
             case LMDBError.invalid, LMDBError.versionMismatch:
                 self.init(.notAStore, "\(what): not an LMDB store this Freshet can read (\(error))")
             case LMDBError.corrupted:

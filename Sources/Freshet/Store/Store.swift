@@ -40,7 +40,11 @@ public final class Store: Sendable {
     /// Whether this store sends pending mutations: opened for writing and
     /// ``Configuration/sendsMutations``.
     let sendsMutations: Bool
+    /// Opened with `create` false (`MDB_RDONLY`): nothing may be written, not even by compaction.
+    let isReadOnly: Bool
     private let isClosing = Atomic<Bool>(false)
+    /// What the self-compaction at open did (``Configuration/compaction``).
+    let openCompactionResult = Mutex<Result<CompactionReport, StoreError>?>(nil)
     /// Polls for other processes' events (``Configuration/externalChangeCheckInterval``).
     private let externalChangePoller = Mutex<Task<Void, Never>?>(nil)
 
@@ -112,13 +116,14 @@ public final class Store: Sendable {
             self.dependencies = dependencies
             self.claimed = claimed
             self.sendsMutations = create && configuration.sendsMutations
+            self.isReadOnly = !create
             // The hub and writer call back into the store weakly: they never outlive it.
             let box = WeakStore()
             self.hub = ObserverHub(read: { collection in
                 guard let store = box.store else { throw StoreError(.closed, "the store is closed") }
                 return try store.snapshot(collection)
             })
-            self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, didCommit: { collections, _ in
+            self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, maxMapSize: configuration.maxMapSize, didCommit: { collections, _ in
                 box.store?.hub.publish(collections)
             })
             self.mutationQueue = MutationQueue(clock: dependencies.clock, sendFirst: { queue, attempt in
@@ -131,6 +136,7 @@ public final class Store: Sendable {
             undoCreate()
             throw StoreError(error, doing: "opening \(path)")
         }
+        compactOnOpenIfDue()
         // Pending mutations found in the log are sent again (trigger: store open); a read-only
         // store cannot record their outcomes, so it never sends.
         kickMutationQueues()
@@ -412,6 +418,8 @@ public final class Store: Sendable {
             for name in c.invalidates + c.affected { try Keys.validate(collection: name) }
         case .mutationRolledBack(let r):
             for name in r.affected { try Keys.validate(collection: name) }
+        case .checkpoint:
+            throw StoreError(.invalidEvent, "checkpoint records are written by compaction only (Store.compact), never appended")
         case .notModified, .fetchFailed, .invalidated:
             break
         }

@@ -57,4 +57,7 @@ public struct Diagnosis: Sendable {
     public let timeline: [LogRecord]
     /// The SyncMark at that point.
     public let syncMark: SyncMark?
+    /// The checkpoint the timeline starts after, when the log was compacted: records up to
+    /// its `throughLSN` are not in the timeline.
+    public var checkpoint: CheckpointInfo? = nil
 }

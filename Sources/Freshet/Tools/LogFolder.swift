@@ -19,6 +19,8 @@ final class LogFolder {
     private(set) var firstRecord: (lsn: LSN, time: Date)?
     private(set) var recordCount = 0
     private(set) var problems: [StoreProblem] = []
+    /// The checkpoint the fold started from (``LogFolder+Checkpoint``); nil: from LSN 1.
+    private(set) var checkpoint: CheckpointInfo?
 
     init(store: Store) throws(StoreError) {
         self.store = store
@@ -29,6 +31,12 @@ final class LogFolder {
             throw StoreError(error, doing: "reading the size of \(store.directory.path)")
         }
         self.scratch = try ScratchState(mapSize: mapSize)
+        if let start = try loadLatestCheckpoint() {
+            checkpoint = start.info
+            problems += start.problems
+            lastSeen = start.info.throughLSN
+            lastFolded = (start.info.throughLSN, start.info.throughTime)
+        }
     }
 
     /// The last LSN of the source log now (``LSN/zero`` when empty).

@@ -18,4 +18,7 @@ public struct Replay: Sendable {
     public let problems: [StoreProblem]
     /// How many records were folded.
     public let recordCount: Int
+    /// The checkpoint the replay started from, when the log was compacted (the records
+    /// folded are the ones after its `throughLSN`).
+    public var checkpoint: CheckpointInfo? = nil
 }

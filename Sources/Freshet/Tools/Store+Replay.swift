@@ -2,8 +2,9 @@ import Foundation
 import FreshetLMDB
 
 extension Store {
-    /// Rebuilds the projection at `point` by folding the log from its first record into a
-    /// scratch store with the same ``Fold`` the store uses; the store itself is only read.
+    /// Rebuilds the projection at `point` by folding the log from its first record (after a
+    /// compaction: from the latest checkpoint's state, ``Replay/checkpoint``) into a scratch
+    /// store with the same ``Fold`` the store uses; the store itself is only read.
     ///
     /// ```swift
     /// let past = try store.replay(to: .lsn(42), collections: .prefix("pokemon/"))
@@ -14,7 +15,8 @@ extension Store {
     ///   - collections: which collections to report (all are folded: a mutation may touch several).
     ///   - policy: the freshness policy statuses are judged under; when nil, each collection's
     ///     is the one its last refresh recorded (``ReadPolicy``), else the store's default.
-    /// - Throws: ``ToolError/pastEnd`` for an LSN after the last record,
+    /// - Throws: ``ToolError/beforeCheckpoint`` for an LSN or time the compacted log no longer
+    ///   holds, ``ToolError/pastEnd`` for an LSN after the last record,
     ///   ``ToolError/beforeFirstRecord`` for a time before the first record, ``ToolError/store``
     ///   when the log or the scratch store cannot be read or written.
     public func replay(to point: ReplayPoint = .end, collections: CollectionFilter = .all, policy: FreshnessPolicy? = nil) throws(ToolError) -> Replay {
@@ -37,6 +39,7 @@ extension Store {
                 throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
             default: break
             }
+            try folder.checkReachable(point)
             var recorded: [String: FreshnessPolicy] = [:]
             try folder.run(stopBefore: { record in
                 switch point {
@@ -88,7 +91,9 @@ extension Store {
                 for op in proposal.mutation.ops where !collections.contains(op.collection) { collections.append(op.collection) }
                 return PendingMutationInfo(lsn: lsn, id: proposal.id, name: proposal.mutation.name, queue: proposal.mutation.queue, collections: collections)
             }
-            return Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
+            var replay = Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
+            replay.checkpoint = folder.checkpoint
+            return replay
         }
     }
 }

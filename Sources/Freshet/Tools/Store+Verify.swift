@@ -3,7 +3,8 @@ import FreshetLMDB
 
 extension Store {
     /// Checks the store against its own log: every record decodes and passes its CRC-32C,
-    /// LSNs run on without a gap from 1, and folding the log into a scratch store with the same
+    /// LSNs run on without a gap from 1 (from the latest checkpoint's `throughLSN` after a
+    /// compaction, whose kept records must decode), and folding the log into a scratch store with the same
     /// ``Fold`` yields the materialized databases byte for byte (`rows`, `rowIndex`, `marks`,
     /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`). The store is only read.
     ///

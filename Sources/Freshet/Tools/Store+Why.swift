@@ -27,6 +27,7 @@ extension Store {
         if case .lsn(let lsn) = point, lsn > last {
             throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
         }
+        try folder.checkReachable(point)
         var timeline: [LogRecord] = []
         var recorded: (policy: ReadPolicy, lsn: LSN)?
         try folder.run(stopBefore: { record in
@@ -68,8 +69,10 @@ extension Store {
         if !masking.isEmpty {
             line += "; \(masking.count) pending mutation\(masking.count == 1 ? "" : "s") (\(masking.map { "\($0.name) \($0.id), LSN \($0.lsn)" }.joined(separator: ", "))) mask\(masking.count == 1 ? "s" : "") the server's rows"
         }
-        return Diagnosis(collection: collection, verdict: verdict, summary: line, policy: policy, policySource: source, time: judgedAt, status: status, freshness: freshness,
-                         maskingMutations: masking, timeline: Array(timeline.suffix(50)), syncMark: mark)
+        var diagnosis = Diagnosis(collection: collection, verdict: verdict, summary: line, policy: policy, policySource: source, time: judgedAt, status: status, freshness: freshness,
+                                  maskingMutations: masking, timeline: Array(timeline.suffix(50)), syncMark: mark)
+        diagnosis.checkpoint = folder.checkpoint
+        return diagnosis
     }
 
     /// The verdict, checked in the order ``Snapshot/Status-swift.enum/stored(rows:mark:policy:now:)`` checks.

@@ -16,6 +16,7 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidLine = Code(rawValue: "invalidLine")
         public static let unknownKind = Code(rawValue: "unknownKind")
         public static let notEmpty = Code(rawValue: "notEmpty")
+        public static let beforeCheckpoint = Code(rawValue: "beforeCheckpoint")
 
         /// Matches a ``ToolError`` by code.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -55,6 +56,9 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let unknownKind = Code.unknownKind
     /// `import` was given a directory that already holds something; it never writes into one.
     public static let notEmpty = Code.notEmpty
+    /// An LSN or time asked for is before the latest checkpoint: compaction removed that
+    /// history (the message names the checkpoint and the first LSN that can be visited).
+    public static let beforeCheckpoint = Code.beforeCheckpoint
 
     /// Keeps a ``ToolError``; wraps anything else as a ``store`` failure.
     static func wrapping(_ error: any Error, doing what: String) -> ToolError {

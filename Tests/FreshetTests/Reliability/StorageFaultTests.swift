@@ -37,6 +37,7 @@ struct StorageFaultTests {
         try await withTemporaryDirectory { directory in
             var small = Configuration.test()
             small.mapSize = 2 << 20
+            small.maxMapSize = 2 << 20 // no growth: the map is full for good
             let store = try Store(directory: directory, configuration: small, dependencies: .test())
             try await store.localWrite("notes", [.upsert(row("a")), .upsert(row("b"))])
             try await store.append(Self.bigFetch(10, bytes: 100, tag: "small"), to: "big")
@@ -48,7 +49,7 @@ struct StorageFaultTests {
                 try await store.append(Self.bigFetch(3000, bytes: 400, tag: "huge"), to: "big")
             }
             #expect(error?.code == .mapFull)
-            #expect(error?.message == "appending to big: the store is full (LMDB map size reached); reopen it with a larger mapSize")
+            #expect(error?.message == "appending to big: the store is full (LMDB map size reached, grown up to Configuration.maxMapSize); compact it or reopen it with a larger maxMapSize")
             #expect(try Self.state(store) == before)
             #expect(try store.snapshot("big").syncMark == markBefore)
             #expect(store.lastLSN == LSN(2))
@@ -59,6 +60,7 @@ struct StorageFaultTests {
 
             var large = Configuration.test()
             large.mapSize = 64 << 20
+            large.maxMapSize = 64 << 20
             let reopened = try Store(directory: directory, configuration: large, dependencies: .test())
             defer { reopened.close() }
             #expect(try await reopened.append(Self.bigFetch(3000, bytes: 400, tag: "huge"), to: "big") == LSN(4))
@@ -99,7 +101,7 @@ struct StorageFaultTests {
             }
             let rowsLine = try await helper.nextLine()
             #expect(await helper.waitForExit() == 3)
-            #expect(last.hasPrefix("full diskFull committing 1 appends: no space left for the store (mdb_txn_commit: "), "\(last)")
+            #expect(last.hasPrefix("full diskFull appending to fill: no space left for the store (mdb_txn_commit: "), "\(last)")
             if mounted {
                 #expect(last.contains("; the file system holding \(directory.path) has "), "\(last)")
             } else {

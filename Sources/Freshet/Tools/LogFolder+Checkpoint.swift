@@ -1,0 +1,58 @@
+import Foundation
+import FreshetLMDB
+
+extension LogFolder {
+    /// Loads the latest checkpoint's state into the scratch store, with the records it kept
+    /// (proposals the fold and the overlay read back), so folding continues after its
+    /// `throughLSN`. Returns nil for a log that was never compacted.
+    ///
+    /// A kept record that is missing or unreadable is a problem (reported, skipped), as a
+    /// damaged record is anywhere else.
+    func loadLatestCheckpoint() throws(StoreError) -> (info: CheckpointInfo, problems: [StoreProblem])? {
+        let found: (LogRecord, Event.Checkpoint, [(LSN, [UInt8])], [StoreProblem])?
+        do {
+            found = try store.env.read { txn in
+                guard let (record, checkpoint) = try store.state.dbs.latestCheckpoint(in: txn) else { return nil }
+                var kept: [(LSN, [UInt8])] = []
+                var problems: [StoreProblem] = []
+                for lsn in checkpoint.keptLSNs {
+                    guard let bytes = try txn.get(store.state.dbs.log, key: lsn.keyBytes) else {
+                        problems.append(StoreProblem(database: "log", lsn: lsn, message: "the checkpoint at LSN \(record.lsn) kept LSN \(lsn), which is missing"))
+                        continue
+                    }
+                    do throws(StoreError) {
+                        _ = try LogRecord.decode(bytes, expectedLSN: lsn)
+                        kept.append((lsn, bytes))
+                    } catch {
+                        problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
+                    }
+                }
+                return (record, checkpoint, kept, problems)
+            }
+        } catch {
+            throw StoreError(error, doing: "reading the checkpoint of \(store.directory.path)")
+        }
+        guard let (record, checkpoint, kept, problems) = found else { return nil }
+        try scratch.load(checkpoint, keptRecords: kept)
+        let info = CheckpointInfo(lsn: record.lsn, throughLSN: checkpoint.throughLSN, throughTime: checkpoint.throughTime, writtenAt: record.timestamp,
+                                  keptLSNs: checkpoint.keptLSNs, removedCount: checkpoint.removedCount)
+        return (info, problems)
+    }
+
+    /// Refuses a replay point the compacted log can no longer reach: an LSN before the
+    /// checkpoint's `throughLSN`, or a time before its `throughTime`.
+    /// - Throws: ``ToolError/beforeCheckpoint``, naming the checkpoint.
+    func checkReachable(_ point: ReplayPoint) throws(ToolError) {
+        guard let checkpoint else { return }
+        switch point {
+        case .end:
+            return
+        case .lsn(let lsn) where lsn < checkpoint.throughLSN:
+            throw ToolError(.beforeCheckpoint, "LSN \(lsn) is before the \(checkpoint) of \(store.directory.path): compaction removed the records up to LSN \(checkpoint.throughLSN); ask for LSN \(checkpoint.throughLSN) or later")
+        case .time(let time) where time < checkpoint.throughTime:
+            throw ToolError(.beforeCheckpoint, "\(LogRecord.iso8601(time)) is before the \(checkpoint) of \(store.directory.path): compaction removed the history before it")
+        default:
+            return
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import FreshetLMDB
+
+extension ScratchState {
+    /// Writes a checkpoint's entries into the (empty) scratch databases, derives `rowIndex`
+    /// from `rows` (docs/log-format.md §6.11), and puts the kept records into the scratch log
+    /// (the fold reads proposals back from it), in one write transaction.
+    func load(_ checkpoint: Event.Checkpoint, keptRecords: [(LSN, [UInt8])]) throws(StoreError) {
+        do {
+            try env.write { txn in
+                let dbs = state.dbs
+                for entry in checkpoint.entries {
+                    switch entry.table {
+                    case .rows:
+                        try txn.put(dbs.rows, key: entry.key, value: entry.value)
+                        guard entry.key.count > 10 else {
+                            throw StoreError(.corruptRecord, "checkpoint row key of \(entry.key.count) bytes is too short", lsn: checkpoint.throughLSN)
+                        }
+                        let prefix = Array(entry.key[0..<(entry.key.count - 8)])
+                        let id = try entry.value.withUnsafeBytes { try MaterializedState.decodeRowID($0) }
+                        try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: Array(entry.key[(entry.key.count - 8)...]))
+                    case .marks: try txn.put(dbs.marks, key: entry.key, value: entry.value)
+                    case .pending: try txn.put(dbs.pending, key: entry.key, value: entry.value)
+                    case .mutations: try txn.put(dbs.mutations, key: entry.key, value: entry.value)
+                    case .idMap: try txn.put(dbs.idMap, key: entry.key, value: entry.value)
+                    case .confirmed: try txn.put(dbs.confirmed, key: entry.key, value: entry.value)
+                    }
+                }
+                for (lsn, bytes) in keptRecords {
+                    try txn.put(dbs.log, key: lsn.keyBytes, value: bytes)
+                }
+                try txn.put(dbs.meta, key: MetaKey.lastLSN, value: checkpoint.throughLSN.keyBytes)
+            }
+        } catch {
+            throw StoreError(error, doing: "loading the checkpoint through LSN \(checkpoint.throughLSN) into the scratch store")
+        }
+    }
+
+    /// The scratch state as checkpoint entries (every table, keys ascending) and the LSNs of
+    /// the proposals pending in it.
+    func checkpointEntries() throws(StoreError) -> (entries: [Event.Checkpoint.Entry], pending: [LSN]) {
+        do {
+            return try env.read { txn in
+                var entries: [Event.Checkpoint.Entry] = []
+                var pending: [LSN] = []
+                let dbs = state.dbs
+                for table in Event.Checkpoint.Table.allCases {
+                    let db = switch table {
+                    case .rows: dbs.rows
+                    case .marks: dbs.marks
+                    case .pending: dbs.pending
+                    case .mutations: dbs.mutations
+                    case .idMap: dbs.idMap
+                    case .confirmed: dbs.confirmed
+                    }
+                    try txn.forEach(db) { key, value in
+                        entries.append(Event.Checkpoint.Entry(table: table, key: Array(key), value: Array(value)))
+                        if table == .pending, key.count == 8 { pending.append(LSN(Keys.readUInt64(key, at: 0))) }
+                        return true
+                    }
+                }
+                return (entries, pending)
+            }
+        } catch {
+            throw StoreError(error, doing: "reading the scratch state for a checkpoint")
+        }
+    }
+}
