@@ -9,7 +9,7 @@ extension Tool {
         do {
             report = try store.verify()
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         for p in report.problems {

@@ -41,7 +41,7 @@ extension Store {
                 switch point {
                 case .end: false
                 case .lsn(let lsn): record.lsn > lsn
-                case .time(let time): record.timestamp > time
+                case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
                 }
             })
             if case .time(let time) = point, folder.lastFolded == nil {

@@ -16,6 +16,7 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidLine = Code(rawValue: "invalidLine")
         public static let unknownKind = Code(rawValue: "unknownKind")
         public static let notEmpty = Code(rawValue: "notEmpty")
+        public static let nothingToImport = Code(rawValue: "nothingToImport")
 
         /// Matches a ``ToolError`` by code.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -55,6 +56,9 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let unknownKind = Code.unknownKind
     /// `import` was given a directory that already holds something; it never writes into one.
     public static let notEmpty = Code.notEmpty
+    /// `import` was given a file with no record (empty, blank lines only, or none at or before
+    /// `--through`); no store is created.
+    public static let nothingToImport = Code.nothingToImport
 
     /// Keeps a ``ToolError``; wraps anything else as a ``store`` failure.
     static func wrapping(_ error: any Error, doing what: String) -> ToolError {
