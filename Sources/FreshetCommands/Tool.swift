@@ -18,7 +18,7 @@ public struct Tool {
         do {
             command = try Command.parse(arguments)
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         switch command {
@@ -97,7 +97,7 @@ public struct Tool {
                     if options.json {
                         standardOutput(LogRecord.unreadableJSONLine(lsn: lsn, message: error.message))
                     } else {
-                        standardOutput("\(Self.pad(lsn.description, 6))  UNREADABLE  \(Self.errorText(error.message))")
+                        standardOutput("\(Self.pad(lsn.description, 6))  UNREADABLE  \(TerminalEscaping.escaped(error.message))")
                     }
                 }
                 return true

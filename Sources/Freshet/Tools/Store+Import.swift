@@ -54,6 +54,20 @@ extension Store {
             }
             guard contents.isEmpty else { throw ToolError(.notEmpty, "\(path) is not empty; import builds a new store in a new or empty directory") }
         }
+        // One import at a time per directory: an advisory lock on the directory itself
+        // (flock(2), released when the descriptor closes), then the emptiness check again
+        // under it, so a racing import finds the first one's store instead of its half-made files.
+        let lock = try ImportLock(path)
+        defer { lock.release() }
+        do {
+            guard try FileManager.default.contentsOfDirectory(atPath: path).isEmpty else {
+                throw ToolError(.notEmpty, "\(path) is not empty: another import wrote a store there meanwhile; nothing was written")
+            }
+        } catch let error as ToolError {
+            throw error
+        } catch {
+            throw ToolError(StoreError(.storage, "cannot list \(path): \(error.localizedDescription)"))
+        }
         var configuration = Configuration(durability: .full)
         configuration.sendsMutations = false
         let store: Store
@@ -111,5 +125,28 @@ extension Store {
             throw ToolError(.invalidLine, "line \(number): \(error.message)")
         }
         return LogRecord(lsn: LSN(lsn), timestamp: Date(timeIntervalSince1970: Double(micros) / 1_000_000), collection: collection, event: event)
+    }
+}
+
+/// An exclusive `flock(2)` on an import's target directory (created if missing).
+private struct ImportLock {
+    let descriptor: Int32
+
+    init(_ path: String) throws(ToolError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw ToolError(StoreError(.storage, "cannot create \(path): \(error.localizedDescription)"))
+        }
+        descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw ToolError(StoreError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw ToolError(.notEmpty, "\(path) is not empty: another import is writing a store there; nothing was written")
+        }
+    }
+
+    func release() {
+        close(descriptor)
     }
 }
