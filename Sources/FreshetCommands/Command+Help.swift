@@ -51,7 +51,8 @@ extension Command {
             Prints one line per event of the log in LSN order: LSN, time (UTC), kind, collection
             and a summary. --from/--to bound the LSNs (both inclusive). --collection takes a
             name, or a prefix ending in / or * (pokemon/ or pokemon*). --json prints JSON Lines.
-            exit status: 0 ok, 1 unreadable records, 2 usage error or unreadable store
+            exit status: 0 ok, 1 unreadable records, 2 usage error, unreadable store or
+            --from past the end
             """,
         "replay": """
             usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
@@ -60,7 +61,8 @@ extension Command {
             and prints, per collection, the projection at that point: rows (ID and JSON value)
             with pending mutations on top, SyncMark, status, and the pending mutations.
             --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
-            takes records in log order up to the first one stamped later. Statuses are judged
+            takes records in log order up to the first one stamped later, compared to the
+            millisecond (a time printed by dump takes that record). Statuses are judged
             at that time under the policy each collection's last refresh recorded (http
             when none is recorded, as in logs of earlier versions).
             --collection takes a name, or a prefix ending in / or *. --json prints JSON Lines.
@@ -82,7 +84,7 @@ extension Command {
             Prints records by kind and by collection, the log's and the file's size, LMDB's
             used and free pages, the oldest and newest LSN and time, pending mutations, the
             largest collections and the read transactions open now.
-            exit status: 0 ok, 2 usage error or unreadable store
+            exit status: 0 ok, 1 unreadable records, 2 usage error or unreadable store
             """,
         "why": """
             usage: freshet why DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
@@ -107,7 +109,8 @@ extension Command {
             any depth, with "[redacted]"; request headers that can carry credentials
             (Authorization, Cookie, names with token, secret, api-key, password, session) are
             always redacted. Share a redacted export with a bug report.
-            exit status: 0 ok, 1 unreadable records (skipped), 2 usage error or unreadable store
+            exit status: 0 ok, 1 unreadable records (skipped), 2 usage error, unreadable store
+            or --from past the end
             """,
         "import": """
             usage: freshet import DIR FILE [--through LSN]
@@ -116,8 +119,8 @@ extension Command {
             timestamps and are folded with the store's own fold, so the new store replays and
             verifies like the original. --through stops after that LSN. Every line is checked
             before anything is written; a bad line is named by its number.
-            exit status: 0 ok, 2 usage error, a bad line, an unknown kind, or a directory
-            that is not empty
+            exit status: 0 ok, 2 usage error, a bad line (row values must be JSON), an unknown
+            kind, nothing to import, or a path that is a file or a directory that is not empty
             """,
         "help": """
             usage: freshet help [COMMAND]

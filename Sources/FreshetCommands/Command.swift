@@ -109,8 +109,10 @@ public enum Command: Equatable, Sendable {
         case "help", "--help", "-h":
             guard let topic = rest.popFirst() else { return .help(nil) }
             guard helpTexts[topic] != nil else { throw UsageError(message: "help: no command \(topic.debugDescription); try `freshet help`") }
+            if let extra = rest.first { throw UsageError(message: "help: unexpected argument \(extra.debugDescription) (freshet help [COMMAND])") }
             return .help(topic)
         case "--version", "version":
+            if let extra = rest.first { throw UsageError(message: "\(name): unexpected argument \(extra.debugDescription) (freshet --version)") }
             return .version
         case "dump":
             var options = DumpOptions(directory: "")
@@ -124,6 +126,7 @@ public enum Command: Equatable, Sendable {
                 }
                 return true
             }
+            if let to = options.to, options.from > to { throw UsageError(message: "dump: --from \(options.from) is after --to \(to)") }
             return .dump(options)
         case "replay":
             var options = ReplayOptions(directory: "")
@@ -164,8 +167,9 @@ public enum Command: Equatable, Sendable {
                     pointSet = true
                     let text = try value(for: arg, in: &rest)
                     options.point = arg == "--lsn" ? .lsn(try lsn(text, option: arg)) : .time(try time(text, option: arg))
+                    if case .lsn(.zero) = options.point { throw UsageError(message: "--lsn needs an LSN from 1 (LSN 0 is before the first record), got 0") }
                 default:
-                    if arg.hasPrefix("--") { throw UsageError(message: "why: unknown option \(arg); try `freshet help why`") }
+                    if isOption(arg) { throw UsageError(message: "why: unknown option \(arg); try `freshet help why`") }
                     positional.append(arg)
                 }
             }
@@ -191,7 +195,7 @@ public enum Command: Equatable, Sendable {
             while let arg = rest.popFirst() {
                 if arg == "--through" {
                     through = try lsn(value(for: arg, in: &rest), option: arg)
-                } else if arg.hasPrefix("--") {
+                } else if isOption(arg) {
                     throw UsageError(message: "import: unknown option \(arg); try `freshet help import`")
                 } else {
                     positional.append(arg)
@@ -234,7 +238,7 @@ public enum Command: Equatable, Sendable {
                                      _ option: (String, inout ArraySlice<String>) throws(UsageError) -> Bool) throws(UsageError) -> String {
         var directory: String?
         while let arg = rest.popFirst() {
-            if arg.hasPrefix("--") {
+            if isOption(arg) {
                 guard try option(arg, &rest) else { throw UsageError(message: "\(command): unknown option \(arg); try `freshet help \(command)`") }
                 continue
             }
@@ -243,6 +247,11 @@ public enum Command: Equatable, Sendable {
         }
         guard let directory else { throw UsageError(message: "\(command): missing store directory (freshet \(command) DIR)") }
         return directory
+    }
+
+    /// `-x` and `--x` are options (known or not); `-` alone is an argument (standard input).
+    private static func isOption(_ arg: String) -> Bool {
+        arg.hasPrefix("-") && arg != "-"
     }
 
     private static func value(for option: String, in rest: inout ArraySlice<String>) throws(UsageError) -> String {
@@ -271,7 +280,9 @@ public enum Command: Equatable, Sendable {
     private static func time(_ text: String, option: String) throws(UsageError) -> Date {
         for style in [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()] {
             do {
-                return try style.parse(text)
+                // 0.4 µs later: the same microsecond, but the formatter (which truncates the
+                // Double) prints it back as typed (.464, not .463).
+                return try style.parse(text).addingTimeInterval(0.000_000_4)
             } catch {
                 continue
             }

@@ -5,11 +5,12 @@ extension Tool {
     func export(_ options: Command.ExportOptions) -> Int32 {
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
+        guard options.from <= max(store.lastLSN, LSN(1)) else { return reportPastEnd(options.from, of: store, in: options.directory) }
         let result: (written: Int, skipped: [StoreProblem])
         do {
             result = try store.exportLog(from: options.from, redaction: Redaction(fields: Set(options.redact)), standardOutput)
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         for problem in result.skipped { standardError("freshet: skipped: \(problem)") }
@@ -24,7 +25,10 @@ extension Tool {
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: options.file))
             } catch {
-                standardError("freshet: cannot read \(options.file): \(error.localizedDescription)")
+                var isDirectory: ObjCBool = false
+            let what = FileManager.default.fileExists(atPath: options.file, isDirectory: &isDirectory) && isDirectory.boolValue
+                ? "it is a directory, not a JSON Lines file" : error.localizedDescription
+            standardError("freshet: cannot read \(options.file): \(what)")
                 return 2
             }
         }
@@ -37,7 +41,7 @@ extension Tool {
             return 0
         } catch {
             let source = options.file == "-" ? "standard input" : options.file
-            standardError("freshet: \(source): \(error.message)")
+            standardError("freshet: \(source): \(Self.errorText(error.message))")
             return 2
         }
     }

@@ -10,7 +10,7 @@ extension Tool {
         do {
             result = try store.replay(to: options.point, collections: filter)
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         if options.json {
@@ -46,17 +46,17 @@ extension Tool {
             standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")\(start)")
             for snapshot in result.snapshots {
                 standardOutput("")
-                standardOutput("\(snapshot.collection)  \(snapshot.rows.count) row\(snapshot.rows.count == 1 ? "" : "s")  \(snapshot.status)  LSN \(snapshot.lsn)")
-                if let mark = snapshot.syncMark { standardOutput("  SyncMark  \(Self.text(mark))") }
+                standardOutput("\(TerminalEscaping.escaped(snapshot.collection))  \(snapshot.rows.count) row\(snapshot.rows.count == 1 ? "" : "s")  \(TerminalEscaping.escaped(snapshot.status.description))  LSN \(snapshot.lsn)")
+                if let mark = snapshot.syncMark { standardOutput("  SyncMark  \(TerminalEscaping.escaped(Self.text(mark)))") }
                 if !snapshot.pendingMutations.isEmpty {
-                    standardOutput("  pending   \(snapshot.pendingMutations.map(\.description).joined(separator: ", "))")
+                    standardOutput("  pending   \(TerminalEscaping.escaped(snapshot.pendingMutations.map(\.description).joined(separator: ", ")))")
                 }
-                for row in snapshot.rows { standardOutput("  \(row.id)  \(String(decoding: row.json, as: UTF8.self))") }
+                for row in snapshot.rows { standardOutput("  \(TerminalEscaping.escaped(row.id))  \(TerminalEscaping.escapedJSON(String(decoding: row.json, as: UTF8.self)))") }
             }
             standardOutput("")
             standardOutput("pending mutations: \(result.pending.isEmpty ? "none" : String(result.pending.count))")
             for p in result.pending {
-                standardOutput("  LSN \(p.lsn)  \(p.id)  \(p.name)  queue \(p.queue)  \(p.collections.joined(separator: ", "))")
+                standardOutput("  LSN \(p.lsn)  \(p.id)  \(TerminalEscaping.escaped(p.name))  queue \(TerminalEscaping.escaped(p.queue))  \(TerminalEscaping.escaped(p.collections.joined(separator: ", ")))")
             }
         }
         if let value = options.collection, result.snapshots.isEmpty { reportNoMatch(value, in: options.directory) }

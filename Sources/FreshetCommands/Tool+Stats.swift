@@ -9,7 +9,7 @@ extension Tool {
         do {
             s = try store.statistics()
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         let kinds = s.recordsByKind.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
@@ -55,7 +55,7 @@ extension Tool {
                 }
             }
             standardOutput(w.takeLine())
-            return 0
+            return reportUnreadable(s.unreadableRecords, in: options.directory)
         }
         func when(_ p: (lsn: LSN, time: Date)?) -> String { p.map { "LSN \($0.lsn) at \(LogRecord.iso8601($0.time))" } ?? "none" }
         standardOutput("store        \(options.directory)")
@@ -69,8 +69,15 @@ extension Tool {
         standardOutput("readers      \(s.activeReaders) read transaction\(s.activeReaders == 1 ? "" : "s") open (besides this one), \(s.readerSlots) slots")
         standardOutput("collections  largest first: records, log bytes, rows, row bytes")
         for c in s.collections {
-            standardOutput("  \(c.name)  \(c.records) records  \(c.logBytes) log bytes  \(c.rows) rows  \(c.rowBytes) row bytes")
+            standardOutput("  \(TerminalEscaping.escaped(c.name))  \(c.records) records  \(c.logBytes) log bytes  \(c.rows) rows  \(c.rowBytes) row bytes")
         }
-        return 0
+        return reportUnreadable(s.unreadableRecords, in: options.directory)
+    }
+
+    /// 0, or 1 with one line on standard error when some records do not decode.
+    private func reportUnreadable(_ count: Int, in path: String) -> Int32 {
+        guard count > 0 else { return 0 }
+        standardError("freshet: \(count) unreadable record\(count == 1 ? "" : "s") in \(path)")
+        return 1
     }
 }

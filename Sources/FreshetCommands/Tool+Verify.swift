@@ -10,7 +10,7 @@ extension Tool {
         do {
             report = try store.verify()
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         var w = JSONWriter(capacity: 1024)

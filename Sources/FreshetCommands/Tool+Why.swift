@@ -10,7 +10,7 @@ extension Tool {
             let now: Date? = if case .end = options.point { Date() } else { nil }
             d = try store.why(options.collection, at: options.point, now: now, policy: options.policy)
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         let policy = ReadPolicy.name(d.policy)
@@ -81,8 +81,8 @@ extension Tool {
             standardOutput(w.takeLine())
             return 0
         }
-        standardOutput("\(d.collection): \(d.summary)")
-        standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy) (\(source)); status \(d.status)")
+        standardOutput("\(TerminalEscaping.escaped(d.collection)): \(TerminalEscaping.escaped(d.summary))")
+        standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy) (\(source)); status \(TerminalEscaping.escaped(d.status.description))")
         if let checkpoint = d.checkpoint { standardOutput("  history starts after the \(checkpoint)") }
         if d.timeline.isEmpty {
             standardOutput("  timeline: no records")

@@ -21,7 +21,7 @@ public struct Tool {
         do {
             command = try Command.parse(arguments)
         } catch {
-            standardError("freshet: \(error.message)")
+            standardError("freshet: \(Self.errorText(error.message))")
             return 2
         }
         switch command {
@@ -58,7 +58,7 @@ public struct Tool {
             configuration.sendsMutations = false
             return try Store(directory: URL(fileURLWithPath: path), configuration: configuration, create: false)
         } catch {
-            standardError("freshet: cannot open store \(path): \(error.message)")
+            standardError("freshet: cannot open store \(path): \(Self.errorText(error.message))")
             return nil
         }
     }
@@ -68,9 +68,25 @@ public struct Tool {
         standardError("freshet: no collection matches \(value.debugDescription) in \(path) (a prefix ends in / or *)")
     }
 
+    /// An error message made safe for one line of standard error: as it is when it holds no
+    /// character ``TerminalEscaping`` escapes other than `\` (names in it are already quoted
+    /// with their escapes, `"a\u{7}b"`), else escaped whole (a server- or file-chosen string
+    /// reached it raw).
+    static func errorText(_ message: String) -> String {
+        let unquoted = message.replacingOccurrences(of: "\\", with: "")
+        return TerminalEscaping.escaped(unquoted) == unquoted ? message : TerminalEscaping.escaped(message)
+    }
+
+    /// Says on standard error that `--from LSN` is after the last record, as replay and why do; returns 2.
+    func reportPastEnd(_ lsn: LSN, of store: Store, in path: String) -> Int32 {
+        standardError("freshet: LSN \(lsn) is past the end of the log of \(path) (last LSN \(store.lastLSN))")
+        return 2
+    }
+
     func dump(_ options: Command.DumpOptions) -> Int32 {
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
+        guard options.from <= max(store.lastLSN, LSN(1)) else { return reportPastEnd(options.from, of: store, in: options.directory) }
         let filter = options.collection.map(CollectionFilter.init) ?? .all
         var problems = 0
         var matched = 0
@@ -92,7 +108,7 @@ public struct Tool {
                 return true
             }
         } catch {
-            standardError("freshet: reading \(options.directory): \(error)")
+            standardError("freshet: reading \(options.directory): \(Self.errorText("\(error)"))")
             return 2
         }
         if let value = options.collection, matched == 0 { reportNoMatch(value, in: options.directory) }

@@ -89,7 +89,7 @@ struct DumpCommandTests {
         (["--from", "2", "--to", "3"], [2, 3]),
         (["--collection", "pokemon"], [2, 3, 4]),
         (["--collection", "pokemon", "--from", "4"], [4]),
-        (["--from", "6"], []),
+        (["--from", "5"], [5]),
     ])
     func filters(options: [String], expected: [Int]) async throws {
         try await withDumpableStore { directory in

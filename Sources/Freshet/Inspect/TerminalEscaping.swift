@@ -40,6 +40,25 @@ public enum TerminalEscaping {
         return result
     }
 
+    /// JSON text (a row value) made safe the same way while staying JSON: every character
+    /// ``escaped(_:)`` would escape, except `\` (JSON escapes it itself), is written as a JSON
+    /// `\uXXXX` escape (RFC 8259 §7), so `{"t":"a\"b"}` prints as it is stored and a raw
+    /// U+202E prints as `\u202E`.
+    public static func escapedJSON(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 != "\\" && needsEscape($0) }) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if scalar != "\\", needsEscape(scalar) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x5C, 0x7F...0x9F: true

@@ -273,6 +273,18 @@ enum EventJSON {
 
     private static func row(_ o: JSONObject) throws(ToolError) -> Row {
         guard let json = try o.optionalBytes("json") else { throw o.error("a row needs json or jsonBase64") }
+        // A row value is one JSON text (RFC 8259), as every fetch and local write stores it:
+        // anything else would make `replay --json` write lines that are not JSON.
+        let bytes = [UInt8](json)
+        let problem: JSONError? = bytes.withUnsafeBufferPointer { buffer in
+            do throws(JSONError) {
+                _ = try JSONTape(parsing: buffer)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let problem { throw o.error("json is not a JSON value (\(problem))") }
         return Row(id: try o.string("id"), json: json)
     }
 

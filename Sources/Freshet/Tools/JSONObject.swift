@@ -27,7 +27,14 @@ struct JSONObject {
 
     func int(_ key: String) throws(ToolError) -> Int {
         // A JSON number without a fraction; Foundation's exact bridging refuses 1.5.
-        guard let i = try value(key) as? Int else { throw error("\(key) must be a whole number") }
+        let v = try value(key)
+        guard let i = v as? Int else {
+            // A whole number too large for 64 bits (such as 18446744073709551615) is out of range, not a fraction.
+            if !(v is Bool), let n = v as? NSNumber, n.doubleValue.rounded() == n.doubleValue, n.doubleValue.isFinite {
+                throw error("\(key) \(n) is out of range (at most \(Int.max))")
+            }
+            throw error("\(key) must be a whole number")
+        }
         return i
     }
 

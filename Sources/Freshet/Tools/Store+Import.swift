@@ -19,32 +19,54 @@ extension Store {
     /// - Returns: the records imported and the last LSN.
     /// - Throws: ``ToolError/invalidLine`` (not JSON, a missing or mistyped field, LSNs not
     ///   increasing, an event the store would refuse — the message names the line),
-    ///   ``ToolError/unknownKind``, ``ToolError/notEmpty``, ``ToolError/store`` when the store
-    ///   cannot be created or written.
+    ///   ``ToolError/unknownKind``, ``ToolError/notEmpty`` (also for a path that is a file, or a
+    ///   store another import wrote meanwhile), ``ToolError/nothingToImport`` (no record: nothing
+    ///   is created), ``ToolError/store`` when the store cannot be created or written.
     @discardableResult
     public static func importLog(lines: some Sequence<String>, into directory: URL, through: LSN? = nil) throws(ToolError) -> (records: Int, lastLSN: LSN) {
         var records: [LogRecord] = []
         var lineNumber = 0
+        var parsed = 0
         for text in lines {
             lineNumber += 1
             if text.allSatisfy(\.isWhitespace) { continue }
             let record = try parseLine(text, number: lineNumber)
+            parsed += 1
             if let last = records.last, record.lsn <= last.lsn {
                 throw ToolError(.invalidLine, "line \(lineNumber): LSN \(record.lsn) does not follow LSN \(last.lsn)")
             }
             if let through, record.lsn > through { continue }
             records.append(record)
         }
+        guard !records.isEmpty else {
+            throw ToolError(.nothingToImport, parsed == 0 ? "nothing to import: no record in the file; no store was created"
+                                          : "nothing to import: no record at or before LSN \(through.map(\.description) ?? ""); no store was created")
+        }
         let path = directory.standardizedFileURL.path
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw ToolError(.notEmpty, "\(path) is a file, not a directory; import builds a new store in a new or empty directory") }
             let contents: [String]
             do {
-                contents = isDirectory.boolValue ? try FileManager.default.contentsOfDirectory(atPath: path) : ["(a file)"]
+                contents = try FileManager.default.contentsOfDirectory(atPath: path)
             } catch {
                 throw ToolError(StoreError(.storage, "cannot list \(path): \(error.localizedDescription)"))
             }
             guard contents.isEmpty else { throw ToolError(.notEmpty, "\(path) is not empty; import builds a new store in a new or empty directory") }
+        }
+        // One import at a time per directory: an advisory lock on the directory itself
+        // (flock(2), released when the descriptor closes), then the emptiness check again
+        // under it, so a racing import finds the first one's store instead of its half-made files.
+        let lock = try ImportLock(path)
+        defer { lock.release() }
+        do {
+            guard try FileManager.default.contentsOfDirectory(atPath: path).isEmpty else {
+                throw ToolError(.notEmpty, "\(path) is not empty: another import wrote a store there meanwhile; nothing was written")
+            }
+        } catch let error as ToolError {
+            throw error
+        } catch {
+            throw ToolError(StoreError(.storage, "cannot list \(path): \(error.localizedDescription)"))
         }
         var configuration = Configuration(durability: .full)
         configuration.sendsMutations = false
@@ -60,6 +82,11 @@ extension Store {
             while start < records.count {
                 let chunk = records[start..<min(start + LogFolder.chunkSize, records.count)]
                 try store.env.write { txn in
+                    // LMDB lets one write transaction run at a time: a second import racing
+                    // into the same directory finds the first one's records here.
+                    if start == 0, try txn.count(store.state.dbs.log) > 0 {
+                        throw ToolError(.notEmpty, "\(path) is not empty: another import wrote a store there meanwhile; nothing was written")
+                    }
                     for record in chunk {
                         try txn.put(store.state.dbs.log, key: record.lsn.keyBytes, value: record.encoded(), append: true)
                         try Fold.apply(record, to: store.state, in: txn)

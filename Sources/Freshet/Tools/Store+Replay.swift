@@ -45,7 +45,7 @@ extension Store {
                 switch point {
                 case .end: false
                 case .lsn(let lsn): record.lsn > lsn
-                case .time(let time): record.timestamp > time
+                case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
                 }
             }, visit: policy != nil ? nil : { record in
                 if let p = record.event.readPolicy { recorded[record.collection] = p.freshness }

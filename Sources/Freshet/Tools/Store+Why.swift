@@ -34,7 +34,7 @@ extension Store {
             switch point {
             case .end: false
             case .lsn(let lsn): record.lsn > lsn
-            case .time(let time): record.timestamp > time
+            case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
             }
         }, visit: { record in
             if record.collection == collection, let p = record.event.readPolicy { recorded = (p, record.lsn) }
@@ -97,7 +97,13 @@ extension Store {
             if let invalidated = mark.invalidatedAt {
                 return (.invalidated, "invalidated\(at(invalidated, mark.invalidatedLSN)) and never fetched")
             }
-            if rows > 0 { return (.localOnly, "local-only: \(rows) row\(rows == 1 ? "" : "s") written locally (last at LSN \(mark.rowsLSN)), never fetched; fresh by definition") }
+            if rows > 0 {
+                // The last localWrite record, not `rowsLSN` (where the rows last changed: a
+                // write of the same values changes nothing).
+                let lastWrite = timeline.last { if case .localWrite = $0.event { true } else { false } }
+                let last = lastWrite.map { "last local write at LSN \($0.lsn)" } ?? "rows last changed at LSN \(mark.rowsLSN)"
+                return (.localOnly, "local-only: \(rows) row\(rows == 1 ? "" : "s") written locally (\(last)), never fetched; fresh by definition")
+            }
             return (.neverFetched, "never fetched")
         }
         // fetched and notModified records name their own collection.

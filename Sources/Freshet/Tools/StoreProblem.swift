@@ -21,11 +21,13 @@ public struct StoreProblem: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Collection, row ID and message go through ``TerminalEscaping`` (a server or the log
+    /// file chose them): the line stays one line and drives no terminal.
     public var description: String {
         var parts = [database]
-        if let collection { parts.append(collection) }
-        if let rowID { parts.append("row \(rowID)") }
+        if let collection { parts.append(TerminalEscaping.escaped(collection)) }
+        if let rowID { parts.append("row \(TerminalEscaping.escaped(rowID))") }
         if let lsn { parts.append("LSN \(lsn)") }
-        return parts.joined(separator: " · ") + ": " + message
+        return parts.joined(separator: " · ") + ": " + TerminalEscaping.escaped(message)
     }
 }

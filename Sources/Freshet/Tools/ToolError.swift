@@ -17,6 +17,7 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownKind = Code(rawValue: "unknownKind")
         public static let notEmpty = Code(rawValue: "notEmpty")
         public static let beforeCheckpoint = Code(rawValue: "beforeCheckpoint")
+        public static let nothingToImport = Code(rawValue: "nothingToImport")
 
         /// Matches a ``ToolError`` by code.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -59,6 +60,9 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An LSN or time asked for is before the latest checkpoint: compaction removed that
     /// history (the message names the checkpoint and the first LSN that can be visited).
     public static let beforeCheckpoint = Code.beforeCheckpoint
+    /// `import` was given a file with no record (empty, blank lines only, or none at or before
+    /// `--through`); no store is created.
+    public static let nothingToImport = Code.nothingToImport
 
     /// Keeps a ``ToolError``; wraps anything else as a ``store`` failure.
     static func wrapping(_ error: any Error, doing what: String) -> ToolError {
