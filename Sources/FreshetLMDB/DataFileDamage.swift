@@ -1,0 +1,18 @@
+/// What ``DataFile`` found wrong with an LMDB `data.mdb` before LMDB mapped it: the page
+/// concerned (when one is) and one line for a person.
+package struct DataFileDamage: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The page number (file offset divided by the page size), when the damage is on a page.
+    package let page: Int?
+    /// What is wrong, for a person.
+    package let reason: String
+
+    package init(page: Int?, _ reason: String) {
+        self.page = page
+        self.reason = reason
+    }
+
+    package var description: String {
+        if let page { return "page \(page): \(reason)" }
+        return reason
+    }
+}
