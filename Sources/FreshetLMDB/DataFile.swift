@@ -224,7 +224,15 @@ package final class DataFile {
 
     private func readMeta(page: Int, pageSize: Int?) throws(DataFileDamage) -> Meta {
         let offset = page * (pageSize ?? 0)
-        let bytes = try read(offset: offset, count: Self.metaBytes, page: page)
+        let bytes: [UInt8]
+        do {
+            bytes = try read(offset: offset, count: Self.metaBytes, page: page)
+        } catch {
+            throw DataFileDamage(page: page, error.reason, isNotLMDB: page == 0)
+        }
+        guard page != 0 || Self.u32(bytes, 16) == Self.metaMagic else {
+            throw DataFileDamage(page: 0, "has no LMDB meta page (magic 0x\(String(Self.u32(bytes, 16), radix: 16)))", isNotLMDB: true)
+        }
         guard Self.u64(bytes, 0) == UInt64(page) else { throw DataFileDamage(page: page, "meta page holds page number \(Self.u64(bytes, 0))") }
         guard Self.u16(bytes, 10) & 0x08 != 0 else { throw DataFileDamage(page: page, "meta page lacks the meta flag (flags \(Self.u16(bytes, 10)))") }
         guard Self.u32(bytes, 16) == Self.metaMagic else { throw DataFileDamage(page: page, "meta page has magic 0x\(String(Self.u32(bytes, 16), radix: 16)), not LMDB's 0xbeefc0de") }

@@ -6,9 +6,14 @@ package struct DataFileDamage: Error, Sendable, Hashable, CustomStringConvertibl
     /// What is wrong, for a person.
     package let reason: String
 
-    package init(page: Int?, _ reason: String) {
+    /// Whether the file is not an LMDB file at all (meta page 0 is too short or lacks LMDB's
+    /// magic), rather than a damaged one.
+    package let isNotLMDB: Bool
+
+    package init(page: Int?, _ reason: String, isNotLMDB: Bool = false) {
         self.page = page
         self.reason = reason
+        self.isNotLMDB = isNotLMDB
     }
 
     package var description: String {
