@@ -25,6 +25,20 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     FuzzTargets.run(fuzzTarget, Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
+
+/// libFuzzer's driver (compiler-rt `FuzzerDriver.cpp`, exported since LLVM 12).
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                     _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+
+/// SwiftPM links an executable with `main` defined as `<module>_main`, so libFuzzer's own
+/// `main` is never linked in: this is that entry point, handing over to libFuzzer's driver.
+@_cdecl("freshet_fuzz_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments, fuzzOneInput)
+}
 #else
 @main
 struct ReplayInputs {
