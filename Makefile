@@ -75,4 +75,4 @@ fuzz:
 # Sanitizers (docs/reliability.md, "Sanitizers"): separate build folders, so the normal build stays.
 sanitize:
 	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
-	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS="suppressions=$(CURDIR)/scripts/asan.supp" LSAN_OPTIONS="suppressions=$(CURDIR)/scripts/lsan.supp" $(SWIFT) test --sanitize=address --scratch-path .build-asan
