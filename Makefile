@@ -7,6 +7,8 @@
 #               for thousands of iterations; SEED=N replays a run; see docs/reliability.md)
 #   make bench  the full side-by-side benchmark (release build, see docs/performance.md)
 #   make build  bootstrap, then `swift build`
+#   make fuzz   libFuzzer on each parser of untrusted input, FUZZ_SECONDS (20) each (docs/reliability.md)
+#   make sanitize  the suite under ThreadSanitizer, then AddressSanitizer (own build folders)
 #   make clean  remove .build and demo-store
 #   make freshet ARGS="stats demo-store"   run the freshet tool (release build, as make demo)
 # Maintenance: `make fixtures SHARED_DATA=../shared/data` rebuilds fixtures/ from the source data;
@@ -18,7 +20,7 @@ SHARED_DATA ?= ../shared/data
 MODE ?= short
 SEED ?=
 
-.PHONY: all bootstrap demo test test-python test-swift bench build clean fixtures fixture-server freshet stress stress-long
+.PHONY: all bootstrap demo test test-python test-swift bench build clean fixtures fixture-server freshet stress stress-long fuzz sanitize
 
 all: build
 
@@ -64,3 +66,26 @@ fixtures:
 
 fixture-server:
 	$(PYTHON) tools/fixture-server/fixture_server.py
+
+# Fuzzing (docs/reliability.md, "Fuzzing"): new inputs go to .build-fuzz/corpus/TARGET, the kept
+# seeds and fixed crashes are fuzz/corpus/TARGET (replayed by `swift test`), crashes land in
+# fuzz/crashes/ and fail the run.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS ?= record jsonl headers rows
+
+fuzz:
+	$(SWIFT) build --product freshet-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+	@mkdir -p fuzz/crashes
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p .build-fuzz/corpus/$$t; \
+		echo "fuzz $$t for $(FUZZ_SECONDS) s"; \
+		FRESHET_FUZZ_TARGET=$$t .build-fuzz/debug/freshet-fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=fuzz/crashes/$$t- .build-fuzz/corpus/$$t fuzz/corpus/$$t > .build-fuzz/$$t.log 2>&1; \
+		status=$$?; grep -E 'stat::number_of_executed_units|ERROR|SUMMARY' .build-fuzz/$$t.log; \
+		test $$status -eq 0 || { tail -40 .build-fuzz/$$t.log; exit 1; }; \
+	done
+
+# Sanitizers (docs/reliability.md, "Sanitizers"): separate build folders, so the normal build stays.
+sanitize:
+	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	ASAN_OPTIONS="suppressions=$(CURDIR)/scripts/asan.supp" LSAN_OPTIONS="suppressions=$(CURDIR)/scripts/lsan.supp" $(SWIFT) test --sanitize=address --scratch-path .build-asan

@@ -53,6 +53,8 @@ let package = Package(
         .executableTarget(name: "freshet-stress", dependencies: ["Freshet", "ProcessSupport"], path: "tools/stress"),
         // Times the JSON-heavy workloads W2, W2b and W3 (docs/performance.md); not part of the tests.
         .executableTarget(name: "freshet-fold-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetTesting"], path: "tools/fold-bench"),
+        // libFuzzer targets for the parsers of untrusted input (`make fuzz`, docs/reliability.md).
+        .executableTarget(name: "freshet-fuzz", dependencies: ["Freshet"], path: "tools/fuzz"),
         .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),
         .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport"]),
         .testTarget(name: "FreshetTestingTests", dependencies: ["FreshetTesting", "Freshet", "FreshetHTTP"]),

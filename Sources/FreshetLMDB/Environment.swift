@@ -16,6 +16,42 @@ package final class Environment: @unchecked Sendable {
     private let gate = TransactionGate()
     /// The directory the environment lives in.
     package let path: String
+    /// Run after each committed write transaction (see ``DriveFlush``); nil: LMDB's own sync only.
+    private let driveFlush: DriveFlush?
+
+    /// Flushes the drive's write cache for `data.mdb` after LMDB's own sync; given the file
+    /// descriptor, returns 0 or an `errno` value.
+    ///
+    /// On Darwin, `fsync(2)` — all liblmdb 0.9 calls — moves data only as far as the drive's
+    /// cache; `fcntl(F_FULLFSYNC)` asks the drive to write its cache to stable storage
+    /// (Apple's fsync(2) and fcntl(2) man pages). ``defaultDriveFlush(for:)`` gives that for
+    /// ``SyncMode/full`` on Darwin and nothing elsewhere (Linux's `fsync` already flushes the
+    /// drive cache). Tests pass their own to exercise the path on Linux.
+    package typealias DriveFlush = @Sendable (_ fd: Int32) -> Int32
+
+    /// Which ``DriveFlush`` an environment runs.
+    package enum DriveFlushChoice: Sendable {
+        /// ``Environment/defaultDriveFlush(for:)``.
+        case platform
+        /// This one, or none (the test seam).
+        case custom(DriveFlush?)
+    }
+
+    /// `fcntl(fd, command)` as a ``DriveFlush``: `F_FULLFSYNC` on Darwin; tests use a command
+    /// that exists on Linux.
+    package static func fcntlDriveFlush(command: Int32) -> DriveFlush {
+        { fd in fcntl(fd, command) == -1 ? errno : 0 }
+    }
+
+    /// The drive flush a store uses for `sync` on this platform: `fcntl(F_FULLFSYNC)` for
+    /// ``SyncMode/full`` on Darwin, nil otherwise.
+    package static func defaultDriveFlush(for sync: SyncMode) -> DriveFlush? {
+        #if canImport(Darwin)
+        return sync == .full ? fcntlDriveFlush(command: F_FULLFSYNC) : nil
+        #else
+        return nil
+        #endif
+    }
 
     /// How hard a commit works to reach the disk.
     package enum SyncMode: Sendable {
@@ -48,7 +84,10 @@ package final class Environment: @unchecked Sendable {
     /// - Throws: ``LMDBError`` from `posix_fallocate` (`ENOSPC`), `mdb_env_create`,
     ///   `mdb_env_set_*`, `mdb_env_open` or `mdb_reader_check`; the environment is closed
     ///   again when opening fails.
-    package init(path: String, mapSize: Int, maxDatabases: Int, maxReaders: Int = 126, sync: SyncMode, readOnly: Bool = false) throws(LMDBError) {
+    ///   - driveFlush: what runs after each committed write transaction (default
+    ///     ``DriveFlushChoice/platform``: `F_FULLFSYNC` for ``SyncMode/full`` on Darwin).
+    package init(path: String, mapSize: Int, maxDatabases: Int, maxReaders: Int = 126, sync: SyncMode, readOnly: Bool = false,
+                 driveFlush: DriveFlushChoice = .platform) throws(LMDBError) {
         precondition(maxReaders >= 1 && maxReaders <= 100_000, "maxReaders must be 1 ... 100000, not \(maxReaders)")
         let dataPath = path + "/data.mdb"
         let lockPath = path + "/lock.mdb"
@@ -98,6 +137,10 @@ package final class Environment: @unchecked Sendable {
         }
         self.handle = env
         self.path = path
+        switch driveFlush {
+        case .platform: self.driveFlush = Self.defaultDriveFlush(for: sync)
+        case .custom(let flush): self.driveFlush = flush
+        }
     }
 
     /// The size LMDB gives `lock.mdb` for `maxReaders` slots (`mdb_env_setup_locks` in LMDB
@@ -207,6 +250,7 @@ package final class Environment: @unchecked Sendable {
         }
         // LMDB frees the transaction whether or not the commit succeeds.
         try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        if let driveFlush { try flushDrive(driveFlush) }
         return result
     }
 
@@ -231,6 +275,17 @@ package final class Environment: @unchecked Sendable {
         try gate.exclusive { () throws(LMDBError) in
             try check(mdb_env_set_mapsize(handle, bytes), "mdb_env_set_mapsize")
         }
+    }
+
+    /// Runs `flush` on `data.mdb`'s descriptor (`mdb_env_get_fd`); when it fails (a file
+    /// system without `F_FULLFSYNC` answers `ENOTSUP` or `EINVAL`), falls back to `fsync`.
+    /// - Throws: ``LMDBError`` with `fsync`'s `errno` when the fallback fails too: the
+    ///   transaction is committed, but not known to be on stable storage.
+    private func flushDrive(_ flush: DriveFlush) throws(LMDBError) {
+        var fd: Int32 = -1
+        try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
+        guard flush(fd) != 0 else { return }
+        guard fsync(fd) == 0 else { throw LMDBError(code: errno, function: "fsync after a failed drive flush") }
     }
 
     /// Opens (or, in a write transaction with `create`, creates) the named database.

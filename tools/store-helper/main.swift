@@ -15,6 +15,8 @@
 //   compact DIR KILLAT          compact DIR keeping nothing, with a progress call every 10
 //                               records; at the KILLAT-th call (from 1) SIGKILL itself; when it
 //                               finishes first, print `compacted LSN` (the checkpoint's) and exit 0
+//   open DIR…                   open each DIR for writing, read every collection, close; print
+//                               `ok DIR` or `error CODE DIR` (the damaged-file corpus test)
 //   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
 //                               or, when run as root, as user `nobody` (65534), when given);
 //                               print `created` and exit 0, or `error CODE MESSAGE`, exit 3
@@ -201,6 +203,24 @@ case "fill":
     }
     store.close()
     exit(3)
+case "open":
+    // Each DIR in turn: open it for writing (sending nothing), read every collection and the
+    // pending mutations, close; print `ok DIR` or `error CODE DIR`. A crash stops the list:
+    // the parent counts the DIR after the last line as a crash and goes on after it.
+    var configuration = Configuration(durability: .none)
+    configuration.sendsMutations = false
+    for path in arguments.dropFirst() {
+        do {
+            let store = try Store(directory: URL(fileURLWithPath: path), configuration: configuration)
+            for name in try store.collections() { _ = try store.snapshot(name) }
+            _ = try store.pendingMutations()
+            store.close()
+            say("ok \(path)")
+        } catch {
+            say("error \(error.code) \(path)")
+        }
+    }
+    exit(0)
 
 default:
     fail("unknown mode \(mode)")

@@ -6,8 +6,10 @@ public struct Configuration: Sendable {
     /// How hard a commit works to reach the disk. Pending writes are user data: choose
     /// ``Durability/full`` unless losing the last commits on a power cut is acceptable.
     public enum Durability: Sendable, Hashable {
-        /// `fsync` on every commit (group-committed, so concurrent appends share one). An
-        /// OS crash or power cut loses nothing that was committed.
+        /// `fsync` on every commit (group-committed, so concurrent appends share one), and on
+        /// Apple platforms `fcntl(F_FULLFSYNC)` after it, since Darwin's `fsync` leaves data in
+        /// the drive's cache (docs/reliability.md). An OS crash or power cut loses nothing
+        /// that was committed.
         case full
         /// LMDB `MDB_NOMETASYNC`: data is flushed, the meta page only with the next commit.
         /// An OS crash may lose the last committed transaction; the store stays intact.

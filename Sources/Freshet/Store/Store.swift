@@ -65,6 +65,8 @@ public final class Store: Sendable {
     ///   ``StoreError/diskFull`` when the file system has no room to create the store;
     ///   ``StoreError/permissionDenied`` when the directory or its files may not be written;
     ///   ``StoreError/invalidConfiguration`` for a map size or reader table out of range;
+    ///   ``StoreError/corrupted`` when `data.mdb` is damaged (checked page by page before
+    ///   LMDB maps it; see ``StoreError/corrupted`` for the recovery path);
     ///   ``StoreError/storage`` for other LMDB failures. On a throw the directory's files
     ///   are as they were (what this call created is removed).
     public init(directory: URL, configuration: Configuration = Configuration(), dependencies: Dependencies = .live, create: Bool = true) throws(StoreError) {
@@ -87,6 +89,7 @@ public final class Store: Sendable {
         let identities: Set<StoreFiles.Identity>
         do {
             identities = try StoreFiles.check(directory: path, create: create)
+            try StoreFiles.checkDataFile(directory: path)
         } catch {
             undoCreate()
             throw error

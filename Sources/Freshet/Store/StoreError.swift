@@ -26,6 +26,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let permissionDenied = Code(rawValue: "permissionDenied")
         public static let logExhausted = Code(rawValue: "logExhausted")
         public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
+        public static let corrupted = Code(rawValue: "corrupted")
+        public static let mutationsPending = Code(rawValue: "mutationsPending")
 
         /// Matches a ``StoreError`` by code, so callers write `catch StoreError.mapFull`.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -84,4 +86,14 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A ``Configuration`` value is out of range (a map size below 1, a reader table outside
     /// 1 ... 100,000); nothing was opened.
     public static let invalidConfiguration = Code.invalidConfiguration
+    /// The store's `data.mdb` is damaged: a check made before LMDB maps the file (the meta
+    /// pages, the file size, every page LMDB would follow; see docs/reliability.md, "Damaged
+    /// files") found a page LMDB would crash on. Nothing was opened or changed. Recover with
+    /// ``Store/recoverDamaged(directory:configuration:dependencies:)``: it keeps the damaged
+    /// directory for a bug report, starts an empty store and re-proposes the pending
+    /// mutations still readable in the old log.
+    public static let corrupted = Code.corrupted
+    /// ``Store/signOut(force:)`` refused: mutations are still waiting to be sent; the message
+    /// says how many. Send them first, or pass `force: true` to discard them.
+    public static let mutationsPending = Code.mutationsPending
 }

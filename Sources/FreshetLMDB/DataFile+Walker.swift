@@ -1,0 +1,158 @@
+extension DataFile {
+    /// What a tree's leaf values are, which decides how they are checked.
+    enum Role {
+        /// The main tree: a value flagged `F_SUBDATA` is a named database's tree, walked too.
+        case main
+        /// The free-page tree: each value is a page-number list (count, then that many pages).
+        case free
+        /// A named database's tree: values are opaque bytes.
+        case plain
+    }
+
+    /// Walks B-trees page by page with `pread`, checking each page before using any number
+    /// in it. Strict walkers throw at the first damaged page; tolerant ones count it,
+    /// skip what it leads to and go on.
+    struct Walker {
+        let file: DataFile
+        let meta: Meta
+        let tolerant: Bool
+        /// Called for each leaf entry in key order: key, value, whether it is a named database.
+        var onEntry: ((_ key: [UInt8], _ value: [UInt8], _ isSubDatabase: Bool) -> Void)?
+        private(set) var visitedCount = 0
+        private(set) var damagedPages = 0
+        private(set) var databases: [String] = []
+        private var visited: [UInt64]
+
+        init(file: DataFile, meta: Meta, tolerant: Bool) {
+            self.file = file
+            self.meta = meta
+            self.tolerant = tolerant
+            self.visited = [UInt64](repeating: 0, count: meta.lastPage / 64 + 1)
+        }
+
+        /// Walks the free-page tree and the main tree with every named database in it.
+        mutating func walkAll() throws(DataFileDamage) {
+            try walk(meta.freeTree, role: .free, descend: true)
+            try walk(meta.mainTree, role: .main, descend: true)
+        }
+
+        /// Walks `tree`; with `descend`, a main tree's named databases are walked as well.
+        mutating func walk(_ tree: Tree, role: Role, descend: Bool) throws(DataFileDamage) {
+            guard let root = tree.root else { return }
+            guard tree.depth >= 1, tree.depth <= DataFile.maxDepth else {
+                throw DataFileDamage(page: root, "a tree rooted here claims depth \(tree.depth)")
+            }
+            try page(root, depth: tree.depth, role: role, descend: descend)
+        }
+
+        private mutating func claim(_ page: Int, from: Int?) throws(DataFileDamage) {
+            guard page >= 2, page <= meta.lastPage else {
+                throw DataFileDamage(page: from ?? page, "refers to page \(page), outside pages 2 ... \(meta.lastPage)")
+            }
+            let (word, bit) = (page / 64, UInt64(1) << UInt64(page % 64))
+            guard visited[word] & bit == 0 else { throw DataFileDamage(page: from ?? page, "refers to page \(page), which another node refers to as well") }
+            visited[word] |= bit
+            visitedCount += 1
+        }
+
+        private mutating func page(_ number: Int, depth: Int, role: Role, descend: Bool, from: Int? = nil) throws(DataFileDamage) {
+            do {
+                try claim(number, from: from)
+                try pageBody(number, depth: depth, role: role, descend: descend)
+            } catch {
+                guard tolerant else { throw error }
+                damagedPages += 1
+            }
+        }
+
+        private mutating func pageBody(_ number: Int, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
+            let size = meta.pageSize
+            let p = try file.read(offset: number * size, count: size, page: number)
+            guard DataFile.u64(p, 0) == UInt64(number) else { throw DataFileDamage(page: number, "holds page number \(DataFile.u64(p, 0))") }
+            let flags = DataFile.u16(p, 10)
+            let lower = Int(DataFile.u16(p, 12)), upper = Int(DataFile.u16(p, 14))
+            guard lower >= DataFile.headerSize, lower <= upper, upper <= size, (lower - DataFile.headerSize) % 2 == 0 else {
+                throw DataFile.damage(number, "has lower \(lower) and upper \(upper) in a \(size)-byte page")
+            }
+            let count = (lower - DataFile.headerSize) / 2
+            let isBranch = flags & 0x01 != 0, isLeaf = flags & 0x02 != 0
+            guard isBranch != isLeaf, flags & 0x0C == 0 else { throw DataFile.damage(number, "is neither a branch nor a leaf page (flags 0x\(String(flags, radix: 16)))") }
+            if isBranch {
+                guard depth > 1 else { throw DataFile.damage(number, "is a branch page where the tree's depth says leaves are") }
+                guard count >= 1 else { throw DataFile.damage(number, "is a branch page without nodes") }
+            } else {
+                guard depth == 1 else { throw DataFile.damage(number, "is a leaf page \(depth - 1) levels above where the tree's depth says leaves are") }
+                if flags & 0x20 != 0 { return }  // P_LEAF2: fixed-size keys packed after the header, no nodes
+            }
+            for i in 0..<count {
+                let offset = Int(DataFile.u16(p, DataFile.headerSize + 2 * i))
+                guard offset >= upper, offset % 2 == 0, offset + 8 <= size else {
+                    throw DataFile.damage(number, "node \(i) starts at \(offset), outside \(upper) ..< \(size)")
+                }
+                let lo = UInt64(DataFile.u16(p, offset)), hi = UInt64(DataFile.u16(p, offset + 2))
+                let nodeFlags = DataFile.u16(p, offset + 4)
+                let keySize = Int(DataFile.u16(p, offset + 6))
+                let keyEnd = offset + 8 + keySize
+                guard keyEnd <= size else { throw DataFile.damage(number, "node \(i)'s \(keySize)-byte key runs past the page end") }
+                if isBranch {
+                    let child = lo | hi << 16 | UInt64(nodeFlags) << 32
+                    try page(Int(clamping: child), depth: depth - 1, role: role, descend: descend, from: number)
+                    continue
+                }
+                try leafNode(p, page: number, index: i, keyRange: offset + 8 ..< keyEnd, dataSize: Int(lo | hi << 16), flags: nodeFlags, role: role, descend: descend)
+            }
+        }
+
+        private mutating func leafNode(_ p: [UInt8], page number: Int, index i: Int, keyRange: Range<Int>, dataSize: Int, flags: UInt16, role: Role, descend: Bool) throws(DataFileDamage) {
+            let size = meta.pageSize
+            var value: [UInt8]
+            if flags & 0x01 != 0 {  // F_BIGDATA: the data lives on overflow pages
+                guard keyRange.upperBound + 8 <= size else { throw DataFile.damage(number, "node \(i)'s overflow page number runs past the page end") }
+                let first = Int(clamping: DataFile.u64(p, keyRange.upperBound))
+                value = try overflow(first, bytes: dataSize, from: number)
+            } else {
+                guard keyRange.upperBound + dataSize <= size else { throw DataFile.damage(number, "node \(i)'s \(dataSize)-byte value runs past the page end") }
+                value = Array(p[keyRange.upperBound ..< keyRange.upperBound + dataSize])
+            }
+            let key = Array(p[keyRange])
+            let isSub = flags & 0x02 != 0
+            switch role {
+            case .main where isSub:
+                guard value.count == DataFile.treeSize else { throw DataFile.damage(number, "node \(i) is a named database with a \(value.count)-byte description") }
+                databases.append(String(decoding: key, as: UTF8.self))
+                if descend { try walk(DataFile.tree(value, at: 0), role: .plain, descend: false) }
+            case .free:
+                guard value.count >= 8, value.count % 8 == 0, DataFile.u64(value, 0) <= UInt64(value.count / 8 - 1) else {
+                    throw DataFile.damage(number, "node \(i) is a free-page list of \(value.count) bytes that does not hold its count")
+                }
+                for k in 1 ..< Int(DataFile.u64(value, 0)) + 1 where DataFile.u64(value, 8 * k) > UInt64(meta.lastPage) {
+                    throw DataFile.damage(number, "node \(i) lists free page \(DataFile.u64(value, 8 * k)), past the last page \(meta.lastPage)")
+                }
+            case .main, .plain:
+                if isSub || flags & 0x04 != 0 { throw DataFile.damage(number, "node \(i) has flags 0x\(String(flags, radix: 16)), which a store never writes here") }
+            }
+            onEntry?(key, value, isSub)
+        }
+
+        /// Reads a value of `bytes` bytes from the overflow run starting at `first`.
+        private mutating func overflow(_ first: Int, bytes: Int, from: Int) throws(DataFileDamage) -> [UInt8] {
+            let size = meta.pageSize
+            let needed = (bytes + DataFile.headerSize + size - 1) / size
+            guard first >= 2, first <= meta.lastPage, needed <= meta.lastPage - first + 1 else {
+                throw DataFile.damage(from, "a value of \(bytes) bytes on overflow pages from \(first) runs past the last page \(meta.lastPage)")
+            }
+            let head = try file.read(offset: first * size, count: DataFile.headerSize, page: first)
+            guard DataFile.u64(head, 0) == UInt64(first), DataFile.u16(head, 10) & 0x04 != 0 else {
+                throw DataFile.damage(first, "is not the overflow page a value on page \(from) refers to")
+            }
+            let pages = Int(DataFile.u32(head, 12))
+            guard pages >= needed, pages <= meta.lastPage - first + 1 else {
+                throw DataFile.damage(first, "overflow run of \(pages) pages where \(needed) ... \(meta.lastPage - first + 1) fit")
+            }
+            for k in 0..<pages { try claim(first + k, from: from) }
+            return try file.read(offset: first * size + DataFile.headerSize, count: bytes, page: first)
+        }
+    }
+
+    static func damage(_ page: Int, _ reason: String) -> DataFileDamage { DataFileDamage(page: page, reason) }
+}

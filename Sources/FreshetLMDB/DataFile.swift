@@ -1,0 +1,280 @@
+import Foundation
+
+/// An LMDB `data.mdb` read with plain `pread(2)` and bounds-checked Swift, never mapped: the
+/// checks a store runs before it lets liblmdb map a file, and a tolerant reader that gets
+/// what it can out of a damaged file.
+///
+/// liblmdb trusts its file: a page number past the end of the file is a `SIGBUS`, a node
+/// offset outside its page a `SIGSEGV`. ``check()`` looks first at everything LMDB will
+/// follow, so such a file is a ``DataFileDamage`` error and not a crash.
+///
+/// The layout read here is LMDB 0.9's (liblmdb `mdb.c`, structures `MDB_page`, `MDB_meta`,
+/// `MDB_db`, `MDB_node`; <http://www.lmdb.tech/doc/>), on a 64-bit build, in the machine's
+/// byte order (the file is not portable between byte orders either):
+///
+/// | structure | bytes |
+/// |---|---|
+/// | page header (16 bytes) | page number (8) · pad (2) · flags (2) · lower (2) · upper (2); an overflow page holds its page count (4) in place of lower and upper |
+/// | meta (pages 0 and 1, after the header) | magic `0xBEEFC0DE` (4) · version 1 (4) · address (8) · map size (8) · free tree (48) · main tree (48) · last page (8) · transaction ID (8) |
+/// | tree (`MDB_db`, 48 bytes) | pad (4, the page size in the free tree) · flags (2) · depth (2) · branch, leaf, overflow pages and entries (8 each) · root page (8, all ones when empty) |
+/// | branch and leaf pages | after the header, one 2-byte offset per node (`(lower − 16) / 2` nodes); nodes lie between `upper` and the page end |
+/// | node (8 bytes + key + data) | data size, or child page, low and high 16 bits (2 + 2) · flags (2; a branch node's child page bits 32 ... 47) · key size (2) · key · data |
+///
+/// Node flags: `F_BIGDATA` (1, the data is the 8-byte number of its first overflow page),
+/// `F_SUBDATA` (2, the data is a named database's tree), `F_DUPDATA` (4). Page flags:
+/// `P_BRANCH` (1), `P_LEAF` (2), `P_OVERFLOW` (4), `P_META` (8), `P_LEAF2` (0x20).
+/// LMDB uses the meta page with the larger transaction ID (page 0 on a tie).
+package final class DataFile {
+    /// One of the two meta pages.
+    package struct Meta: Sendable, Hashable {
+        package var pageSize: Int
+        package var mapSize: UInt64
+        package var lastPage: Int
+        package var transactionID: UInt64
+        package var freeTree: Tree
+        package var mainTree: Tree
+    }
+
+    /// A B-tree's description (`MDB_db`).
+    package struct Tree: Sendable, Hashable {
+        package var pad: UInt32
+        package var flags: UInt16
+        package var depth: Int
+        package var entries: UInt64
+        /// The root page; nil for an empty tree (LMDB's `P_INVALID`, all ones).
+        package var root: Int?
+    }
+
+    /// What a clean ``check()`` saw.
+    package struct Summary: Sendable, Hashable {
+        package var pageSize: Int
+        /// The last page in use (the file holds at least `lastPage + 1` pages).
+        package var lastPage: Int
+        package var transactionID: UInt64
+        /// Pages reached from the meta page: tree pages and overflow pages.
+        package var pagesVisited: Int
+        /// The named databases found in the main tree, in key order.
+        package var databases: [String]
+    }
+
+    /// What ``records(inDatabase:)`` could read.
+    package struct Records: Sendable {
+        /// Key and value of each readable entry, in key order.
+        package var entries: [(key: [UInt8], value: [UInt8])]
+        /// Pages that could not be read or were malformed (their entries are missing).
+        package var damagedPages: Int
+    }
+
+    static let headerSize = 16
+    static let metaMagic: UInt32 = 0xBEEF_C0DE
+    static let dataVersion: UInt32 = 1
+    static let treeSize = 48
+    static let metaBytes = 16 + 136
+    static let invalidPage = UInt64.max
+    /// LMDB's deepest tree is far shallower; a larger depth is damage, and this bounds recursion.
+    static let maxDepth = 32
+
+    private let fd: Int32
+    /// The file's path.
+    package let path: String
+    /// The file's size in bytes when it was opened.
+    package let size: Int
+
+    /// Opens `path` for reading (`O_RDONLY`); nothing is mapped or written.
+    /// - Throws: ``LMDBError`` with the `errno` of `open` or `fstat`.
+    package init(path: String) throws(LMDBError) {
+        precondition(MemoryLayout<Int>.size == 8, "DataFile reads the 64-bit LMDB layout")
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw LMDBError(code: errno, function: "open(\(path))") }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            _ = close(fd)
+            throw LMDBError(code: code, function: "fstat(\(path))")
+        }
+        self.fd = fd
+        self.path = path
+        self.size = Int(info.st_size)
+    }
+
+    deinit { _ = close(fd) }
+
+    /// Checks everything liblmdb follows when it opens and reads the file: both meta pages
+    /// (page flag, magic, version, page size), the file size against the last page in use,
+    /// and every page reachable from the meta page LMDB will use — the free-page tree, the
+    /// main tree and each named database's tree: page numbers in range and matching the
+    /// page, no page reached twice, `lower`/`upper` and every node (and its key and data)
+    /// inside its page, branch depth consistent with the tree's depth, overflow runs inside
+    /// the file with their page count, free-page lists the size they claim.
+    ///
+    /// Another process may commit while this reads (without a read transaction, its pages
+    /// may be reused under the walk): when the meta page's transaction ID changed by the
+    /// end, the walk is repeated, up to five times; a file that changes every time was
+    /// being written by a live LMDB writer, and is taken as sound.
+    ///
+    /// Costs one `pread` per page in use (about a millisecond per 4 MiB from the page cache).
+    /// - Throws: ``DataFileDamage`` naming the page and what is wrong with it.
+    package func check() throws(DataFileDamage) -> Summary {
+        var last: Summary?
+        for _ in 0..<5 {
+            let meta = try currentMeta()
+            var walker = Walker(file: self, meta: meta, tolerant: false)
+            var failure: DataFileDamage?
+            do {
+                try walker.walkAll()
+            } catch {
+                failure = error
+            }
+            let after = try currentMeta()
+            guard after.transactionID == meta.transactionID else {
+                last = Summary(pageSize: meta.pageSize, lastPage: meta.lastPage, transactionID: meta.transactionID, pagesVisited: walker.visitedCount, databases: walker.databases)
+                continue
+            }
+            if let failure { throw failure }
+            return Summary(pageSize: meta.pageSize, lastPage: meta.lastPage, transactionID: meta.transactionID, pagesVisited: walker.visitedCount, databases: walker.databases)
+        }
+        // Five commits in a row during five walks: a live writer has the file open and mapped.
+        guard let last else { throw DataFileDamage(page: nil, "the file could not be checked") }
+        return last
+    }
+
+    /// Reads every entry of the named database that can be read, skipping damaged pages:
+    /// the meta page LMDB would use, or the other one when that one is damaged.
+    /// - Throws: ``DataFileDamage`` when neither meta page is usable or the main tree has no
+    ///   readable entry `name`.
+    package func records(inDatabase name: String) throws(DataFileDamage) -> Records {
+        let metas = try bothMetas()
+        var lastError = DataFileDamage(page: nil, "no database \(name.debugDescription) in the file")
+        // The newer meta first; the older one may still describe intact pages.
+        for meta in metas.sorted(by: { $0.transactionID > $1.transactionID }) {
+            var walker = Walker(file: self, meta: meta, tolerant: true)
+            var found: Tree?
+            walker.onEntry = { key, value, isSubDatabase in
+                if isSubDatabase, key == Array(name.utf8), value.count == Self.treeSize { found = Self.tree(value, at: 0) }
+            }
+            do {
+                try walker.walk(meta.mainTree, role: .main, descend: false)
+            } catch {
+                lastError = error
+                continue
+            }
+            guard let tree = found else { continue }
+            var entries: [(key: [UInt8], value: [UInt8])] = []
+            var reader = Walker(file: self, meta: meta, tolerant: true)
+            reader.onEntry = { key, value, _ in entries.append((key, value)) }
+            do {
+                try reader.walk(tree, role: .plain, descend: false)
+            } catch {
+                lastError = error
+                continue
+            }
+            return Records(entries: entries, damagedPages: reader.damagedPages)
+        }
+        throw lastError
+    }
+
+    /// The meta page LMDB will use (the larger transaction ID), after checking both.
+    func currentMeta() throws(DataFileDamage) -> Meta {
+        let (first, second) = try bothMetasStrict()
+        let meta = second.transactionID > first.transactionID ? second : first
+        let page = meta == first ? 0 : 1
+        guard meta.lastPage >= 1 else { throw DataFileDamage(page: page, "meta page says the last page in use is \(meta.lastPage); a store has at least two pages") }
+        let needed = (meta.lastPage + 1).multipliedReportingOverflow(by: meta.pageSize)
+        guard !needed.overflow, needed.partialValue <= size else {
+            throw DataFileDamage(page: page, "the file is \(size) bytes but its meta page uses pages 0 ... \(meta.lastPage) of \(meta.pageSize) bytes (\(needed.overflow ? "more than any file" : String(needed.partialValue)) bytes): it was cut short")
+        }
+        for (tree, what) in [(meta.freeTree, "free-page tree"), (meta.mainTree, "main tree")] {
+            if let root = tree.root {
+                guard root >= 2, root <= meta.lastPage else { throw DataFileDamage(page: page, "the \(what)'s root page \(root) is outside pages 2 ... \(meta.lastPage)") }
+                guard tree.depth >= 1, tree.depth <= Self.maxDepth else { throw DataFileDamage(page: page, "the \(what) has depth \(tree.depth)") }
+            }
+        }
+        return meta
+    }
+
+    /// Both meta pages, each checked for LMDB's page flag, magic, version and page size.
+    func bothMetasStrict() throws(DataFileDamage) -> (Meta, Meta) {
+        let first = try readMeta(page: 0, pageSize: nil)
+        let second = try readMeta(page: 1, pageSize: first.pageSize)
+        return (first, second)
+    }
+
+    /// The readable meta pages (at least one), for the tolerant reader.
+    private func bothMetas() throws(DataFileDamage) -> [Meta] {
+        do {
+            let (a, b) = try bothMetasStrict()
+            return [a, b]
+        } catch {
+            // Meta page 0 may be the damaged one: guess the page size from common sizes.
+            for pageSize in [4096, 16384, 65536, 8192, 32768, 512, 1024, 2048] {
+                do {
+                    let meta = try readMeta(page: 1, pageSize: pageSize)
+                    if meta.pageSize == pageSize { return [meta] }
+                } catch {
+                    continue
+                }
+            }
+            do {
+                return [try readMeta(page: 0, pageSize: nil)]
+            } catch {
+                throw error
+            }
+        }
+    }
+
+    private func readMeta(page: Int, pageSize: Int?) throws(DataFileDamage) -> Meta {
+        let offset = page * (pageSize ?? 0)
+        let bytes: [UInt8]
+        do {
+            bytes = try read(offset: offset, count: Self.metaBytes, page: page)
+        } catch {
+            throw DataFileDamage(page: page, error.reason, isNotLMDB: page == 0)
+        }
+        guard page != 0 || Self.u32(bytes, 16) == Self.metaMagic else {
+            throw DataFileDamage(page: 0, "has no LMDB meta page (magic 0x\(String(Self.u32(bytes, 16), radix: 16)))", isNotLMDB: true)
+        }
+        guard Self.u64(bytes, 0) == UInt64(page) else { throw DataFileDamage(page: page, "meta page holds page number \(Self.u64(bytes, 0))") }
+        guard Self.u16(bytes, 10) & 0x08 != 0 else { throw DataFileDamage(page: page, "meta page lacks the meta flag (flags \(Self.u16(bytes, 10)))") }
+        guard Self.u32(bytes, 16) == Self.metaMagic else { throw DataFileDamage(page: page, "meta page has magic 0x\(String(Self.u32(bytes, 16), radix: 16)), not LMDB's 0xbeefc0de") }
+        guard Self.u32(bytes, 20) == Self.dataVersion else { throw DataFileDamage(page: page, "meta page has data format version \(Self.u32(bytes, 20)); LMDB 0.9 writes 1") }
+        let free = Self.tree(bytes, at: 40)
+        let psize = Int(free.pad)
+        guard psize >= 256, psize <= 65536, psize & (psize - 1) == 0 else { throw DataFileDamage(page: page, "meta page gives page size \(psize)") }
+        if let pageSize, pageSize != psize { throw DataFileDamage(page: page, "meta page gives page size \(psize), meta page 0 \(pageSize)") }
+        let last = Self.u64(bytes, 136)
+        guard last <= UInt64(Int.max / 65536) else { throw DataFileDamage(page: page, "meta page gives last page \(last)") }
+        return Meta(pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: Self.u64(bytes, 144), freeTree: free, mainTree: Self.tree(bytes, at: 88))
+    }
+
+    /// `count` bytes at `offset`; a short read or an I/O error is damage at `page`.
+    func read(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
+        guard offset >= 0, offset <= size, count <= size - offset else {
+            throw DataFileDamage(page: page, "page lies past the end of the \(size)-byte file")
+        }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                pread(fd, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset + done))
+            }
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw DataFileDamage(page: page, "cannot be read: \(String(cString: strerror(code)))")
+            }
+            if n == 0 { throw DataFileDamage(page: page, "the file ends inside the page") }
+            done += n
+        }
+        return bytes
+    }
+
+    static func tree(_ b: [UInt8], at o: Int) -> Tree {
+        let root = u64(b, o + 40)
+        return Tree(pad: u32(b, o), flags: u16(b, o + 4), depth: Int(u16(b, o + 6)), entries: u64(b, o + 32),
+                    root: root == invalidPage ? nil : Int(clamping: root))
+    }
+
+    static func u16(_ b: [UInt8], _ o: Int) -> UInt16 { UInt16(b[o]) | UInt16(b[o + 1]) << 8 }
+    static func u32(_ b: [UInt8], _ o: Int) -> UInt32 { UInt32(u16(b, o)) | UInt32(u16(b, o + 2)) << 16 }
+    static func u64(_ b: [UInt8], _ o: Int) -> UInt64 { UInt64(u32(b, o)) | UInt64(u32(b, o + 4)) << 32 }
+}
