@@ -16,28 +16,57 @@ final class ObserverHub: Sendable {
         init(buffer: SnapshotBuffer) { self.buffer = buffer }
     }
 
-    /// What distinguishes one emission from the next: the commit it reflects (the
-    /// collection's last LSN), its pending overlay (and why any of it waits) and its status. Deliveries that would repeat
-    /// the last one sent (a status publication that finds nothing new) are skipped, so every
-    /// commit that touches the collection is seen once and a 304 differs from the stored
-    /// rows only in its LSN and status.
-    private struct Shown: Sendable, Equatable {
+    /// What a view sees in an emission, to skip deliveries that would show nothing new
+    /// (docs/queries.md, "Emissions"): the rows, the pending overlay (and why any of it
+    /// waits), the summary status and the query state.
+    ///
+    /// Rows are compared by the LSN of the last event that changed them (``SyncMark/rowsLSN``)
+    /// and, when only other events came in between (a 304, a refetch of identical rows), by
+    /// value. While a fetch is in flight only its start and end, row changes, pending changes
+    /// and errors are transitions: the per-page renewal of `dataUpdatedAt`, `staleAt` and
+    /// `isStale` during a paged revalidation shows with the fetch's end, in one emission.
+    private struct Shown: Sendable {
         var lsn: LSN
+        var rowsLSN: LSN
+        /// Rows held in memory only (`no-store`) change without a rows-changing event.
+        var noStore: Bool
+        var rows: [Row]
         var pending: [MutationID]
         var waiting: [MutationID: MutationWait]
         var status: Snapshot.Status
+        var query: QueryState
 
         init(_ s: Snapshot) {
             lsn = s.lsn
+            rowsLSN = s.syncMark?.rowsLSN ?? .zero
+            noStore = s.syncMark?.noStore ?? false
+            rows = s.rows
             pending = s.pendingMutations
             waiting = s.waitingMutations
             status = s.status
+            query = s.query
+        }
+
+        /// Whether `next` shows the same as this one.
+        func showsSame(as next: Shown) -> Bool {
+            guard pending == next.pending, waiting == next.waiting, status == next.status,
+                  query.data == next.query.data, query.fetch == next.query.fetch, query.error == next.query.error else { return false }
+            if query.fetch != .fetching {
+                guard query.isStale == next.query.isStale, query.staleAt == next.query.staleAt,
+                      query.dataUpdatedAt == next.query.dataUpdatedAt, query.failureCount == next.query.failureCount else { return false }
+            }
+            if lsn == next.lsn { return true }
+            // Same rows-changing event and no rows held in memory only: the same rows.
+            if rowsLSN == next.rowsLSN, rowsLSN != .zero, pending.isEmpty, !noStore, !next.noStore { return true }
+            return rows == next.rows
         }
     }
 
     private let queue = DispatchQueue(label: "freshet.observers", qos: .userInitiated)
     private let subscribers = Mutex<[String: [UInt64: Subscriber]]>([:])
     private let nextID = Atomic<UInt64>(0)
+    /// Snapshots sent to observers since the hub was made, all observers together (for tests).
+    private let emitted = Atomic<Int>(0)
     private let read: @Sendable (String) throws -> Snapshot
 
     init(read: @escaping @Sendable (String) throws -> Snapshot) {
@@ -77,6 +106,12 @@ final class ObserverHub: Sendable {
         subscribers.withLock { Set($0.filter { !$0.value.isEmpty }.keys) }
     }
 
+    /// How many snapshots were sent, once every delivery asked for so far has run (for tests:
+    /// a consumer slower than the commits reads fewer).
+    func emissionCount() -> Int {
+        queue.sync { emitted.load(ordering: .relaxed) }
+    }
+
     /// Ends every observation (the store is closing).
     func finishAll() {
         queue.sync {
@@ -100,9 +135,10 @@ final class ObserverHub: Sendable {
         }
         let shown = Shown(snapshot)
         for s in targets.values {
-            if let last = s.last, last == shown { continue }
+            if let last = s.last, last.showsSame(as: shown) { continue }
             s.buffer.yield(snapshot)
             s.last = shown
+            emitted.add(1, ordering: .relaxed)
         }
     }
 }

@@ -265,9 +265,11 @@ public final class Store: Sendable {
             throw StoreError(error, doing: "reading \(collection)")
         }
         let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
+        let query = QueryState.derive(rows: read.rows, mark: read.mark, policy: freshnessPolicy(for: collection), now: dependencies.now(),
+                                      isFetching: refreshes.isFetching(collection))
         let waiting = Dictionary(uniqueKeysWithValues: read.pending.compactMap { id in self.waiting(for: id).map { (id, $0) } })
-        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending,
-                        waitingMutations: waiting)
+        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, query: query, lsn: read.mark?.lastLSN ?? .zero,
+                        pendingMutations: read.pending, waitingMutations: waiting)
     }
 
     /// The names of every collection an event has touched, sorted.

@@ -77,7 +77,9 @@ extension Store {
                 let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
                 let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
                 let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy, now: now ?? Date(timeIntervalSince1970: 0))
-                snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, lsn: mark?.lastLSN ?? .zero, pendingMutations: projected.mutations))
+                let query = QueryState.derive(rows: projected.rows, mark: mark, policy: policy, now: now ?? Date(timeIntervalSince1970: 0), isFetching: false)
+                snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, query: query, lsn: mark?.lastLSN ?? .zero,
+                                          pendingMutations: projected.mutations))
             }
             let pending = try overlay.pending(state: state, in: txn).map { lsn, proposal in
                 var collections: [String] = []
