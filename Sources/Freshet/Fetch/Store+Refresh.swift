@@ -93,13 +93,17 @@ extension Store {
     }
 
     /// Observes `resource`'s collection like ``observe(_:)-(String)`` and, like TanStack
-    /// Query's `useQuery`, refreshes it in the background when it is stale. The stored rows
+    /// Query's `useQuery`, refreshes it in the background when it is stale: at once, and
+    /// again whenever it reaches its `staleAt` while observed (the store's staleness timer). The stored rows
     /// come first, at once; fetch failures show in the snapshots' status and in the log.
     public func observe(_ resource: Resource) -> Observation {
         refreshes.register(resource)
-        return hub.subscribe(resource.collection) { [weak self] in
+        return hub.subscribe(resource.collection, afterFirst: { [weak self] in
             self?.startBackgroundRefresh(resource, onlyIfStale: true)
-        }
+        }, onStale: { [weak self] in
+            // Time made it stale: refresh if the policy says so (refreshIfNeeded decides).
+            self?.startBackgroundRefresh(resource, onlyIfStale: true)
+        })
     }
 
     /// Tells the store the app came to the foreground: wakes the mutation queues and

@@ -12,8 +12,14 @@ final class ObserverHub: Sendable {
         let buffer: SnapshotBuffer
         /// What the last snapshot sent showed, to skip emissions that would show the same.
         var last: Shown?
+        /// What to run when the collection becomes stale by time (observe(resource): a
+        /// refresh if the policy says so).
+        let onStale: (@Sendable () -> Void)?
 
-        init(buffer: SnapshotBuffer) { self.buffer = buffer }
+        init(buffer: SnapshotBuffer, onStale: (@Sendable () -> Void)?) {
+            self.buffer = buffer
+            self.onStale = onStale
+        }
     }
 
     /// What a view sees in an emission, to skip deliveries that would show nothing new
@@ -68,14 +74,19 @@ final class ObserverHub: Sendable {
     /// Snapshots sent to observers since the hub was made, all observers together (for tests).
     private let emitted = Atomic<Int>(0)
     private let read: @Sendable (String) throws -> Snapshot
+    /// Told of every snapshot read for observers (the staleness timer).
+    private let delivered: @Sendable (String, Snapshot) -> Void
 
-    init(read: @escaping @Sendable (String) throws -> Snapshot) {
+    init(read: @escaping @Sendable (String) throws -> Snapshot, delivered: @escaping @Sendable (String, Snapshot) -> Void = { _, _ in }) {
         self.read = read
+        self.delivered = delivered
     }
 
     /// `afterFirst` runs on the delivery queue once the first snapshot is sent, so work it
     /// starts (a background refresh) cannot overtake the stored state.
-    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil) -> Observation {
+    /// `onStale` runs on the delivery queue when the collection becomes stale by time while
+    /// this observer is subscribed (see ``becameStale(_:)``).
+    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil, onStale: (@Sendable () -> Void)? = nil) -> Observation {
         let id = nextID.add(1, ordering: .relaxed).newValue
         // The buffer keeps the first snapshot until it is read (see SnapshotBuffer): a
         // refresh that `afterFirst` starts cannot replace it with `refreshing`.
@@ -88,7 +99,7 @@ final class ObserverHub: Sendable {
         queue.async {
             // An observation dropped before it was registered has nobody to deliver to.
             guard !buffer.hasEnded else { return }
-            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(buffer: buffer) }
+            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(buffer: buffer, onStale: onStale) }
             self.deliver(collection)
             afterFirst?()
         }
@@ -99,6 +110,18 @@ final class ObserverHub: Sendable {
     func publish(_ collections: some Sequence<String> & Sendable) {
         queue.async {
             for collection in collections { self.deliver(collection) }
+        }
+    }
+
+    /// `collections` reached their `staleAt`: their observers get the stale snapshot, and the
+    /// first observer with an `onStale` action (an `observe(resource)`) runs it, once.
+    func becameStale(_ collections: [String]) {
+        queue.async {
+            for collection in collections {
+                self.deliver(collection)
+                let action = self.subscribers.withLock { $0[collection]?.values.lazy.compactMap(\.onStale).first }
+                action?()
+            }
         }
     }
 
@@ -133,6 +156,7 @@ final class ObserverHub: Sendable {
             for (_, s) in targets { s.buffer.finish(throwing: error) }
             return
         }
+        delivered(collection, snapshot)
         let shown = Shown(snapshot)
         for s in targets.values {
             if let last = s.last, last.showsSame(as: shown) { continue }
