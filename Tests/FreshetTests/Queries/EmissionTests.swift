@@ -18,7 +18,8 @@ struct EmissionTests {
 
     /// Observes `collection` by name, reads the first emission, runs `body`, reads up to the
     /// first idle non-stale emission; returns how many snapshots the hub sent after the first
-    /// and what the observer read.
+    /// and what the observer read. The hub reads the state when it delivers, so a fetch that
+    /// ends before its start is delivered shows as one emission: the count is 1 or 2.
     static func emissions(_ h: ScriptedStore, _ collection: String, during body: () async throws -> Void) async throws -> (count: Int, seen: [Snapshot]) {
         var observer = h.store.observe(collection).makeAsyncIterator()
         let first = try #require(try await observer.next())
@@ -37,7 +38,7 @@ struct EmissionTests {
             try await h.store.refresh(Self.pages)
             await h.clock.advance(by: .seconds(61))
             let (count, seen) = try await Self.emissions(h, "pages") { try await h.store.refresh(Self.pages) }
-            #expect(count == 2)
+            #expect((1...2).contains(count), "\(count) emissions")
             #expect(h.transport.requests.count == 16)
             #expect(h.header("If-None-Match").suffix(8) == (1...8).map { #""p\#($0)""# })
             #expect(seen.first?.query.description == "hasRows idle stale")
@@ -55,13 +56,13 @@ struct EmissionTests {
             try await h.store.refresh(resource)
             await h.clock.advance(by: .seconds(61))
             let (count, seen) = try await Self.emissions(h, "items") { try await h.store.refresh(resource) }
-            #expect(count == 2)
+            #expect((1...2).contains(count), "\(count) emissions")
             #expect(seen.last?.syncMark?.rowsLSN == 1)
             #expect(seen.last?.lsn == 2)
         }
     }
 
-    @Test("a 304 to an already-fresh idle collection emits once: the new dataUpdatedAt and staleAt")
+    @Test("a 304 to an already-fresh idle collection emits at most fetching and then the renewed dataUpdatedAt and staleAt")
     func freshRenewal() async throws {
         try await withScriptedStore { h in
             let resource = ItemsFixture.resource(.maxAge(.seconds(60)))
@@ -69,8 +70,8 @@ struct EmissionTests {
             try await h.store.refresh(resource)
             await h.clock.advance(by: .seconds(10))
             let (count, seen) = try await Self.emissions(h, "items") { try await h.store.refresh(resource) }
-            // fetching, then idle with the renewed times.
-            #expect(count == 2)
+            // fetching (unless the fetch ended before its start was delivered), then idle with the renewed times.
+            #expect((1...2).contains(count), "\(count) emissions")
             #expect(seen.last?.query.staleAt == h.date(70))
         }
     }
