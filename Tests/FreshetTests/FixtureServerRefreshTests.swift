@@ -257,7 +257,8 @@ struct OfflineTests {
                 #expect(error?.status == nil)
                 #expect(error?.lsn == 9)
                 #expect(error?.url == server.baseURL.absoluteString + "/api/v2/pokemon/?limit=20")
-                #expect(clock.sleeps == [])
+                // No retry backoff; the clock's only sleeps are the staleness timer's (max-age 300).
+                #expect(clock.sleeps.allSatisfy { $0 == .seconds(300) }, "\(clock.sleeps)")
 
                 let records = try offline.allRecords()
                 #expect(records.map(\.lsn) == (1...9).map { LSN($0) })
