@@ -106,6 +106,18 @@ extension Store {
         })
     }
 
+    /// Invalidates every collection of the keyed query `name` — `name` itself and every
+    /// `name{…}` key (TanStack's partial key matching), see ``QueryKey``; returns the
+    /// collections invalidated, sorted. Observed ones with a registered resource are
+    /// refreshed by their observers' next lifecycle call or staleness check.
+    /// - Throws: what ``invalidate(_:reason:)`` throws; collections before the failing one stay invalidated.
+    @discardableResult
+    public func invalidate(keysNamed name: String, reason: String? = nil) async throws(StoreError) -> [String] {
+        let matching = try collections().filter { QueryKey.collection($0, isKeyOf: name) }
+        for collection in matching { try await invalidate(collection, reason: reason) }
+        return matching
+    }
+
     /// Tells the store the app came to the foreground: wakes the mutation queues and
     /// refreshes every observed collection that is stale, returning when those refreshes have
     /// finished. Fresh collections make no request. Failures are recorded in the log and the
