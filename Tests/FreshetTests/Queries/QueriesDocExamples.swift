@@ -58,3 +58,20 @@ struct QueriesDocExamples {
         _ = (QueriesDocCode.queryStateExample, QueriesDocCode.reloadExample) // compiled, not run: they need a server
     }
 }
+
+extension QueriesDocCode {
+    /// Section 9: a keyed query declaration.
+    static func comments(postId: Int) -> Resource {
+        .keyed(QueryKey("comments", ["postId": .int(postId)]), path: "/comments", rows: .rootArray, id: .field("id"))
+    }   // GET /comments?postId=3 into collection "comments{postId=3}"
+}
+
+@Suite("docs/queries.md keyed example")
+struct QueriesDocKeyedExample {
+    @Test("the keyed example names collection comments{postId=3} and sends postId as a query item")
+    func keyed() throws {
+        let r = QueriesDocCode.comments(postId: 3)
+        #expect(r.collection == "comments{postId=3}")
+        #expect(try r.url(relativeTo: URL(string: "https://api.test")).absoluteString == "https://api.test/comments?postId=3")
+    }
+}
