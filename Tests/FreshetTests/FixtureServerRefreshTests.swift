@@ -251,36 +251,40 @@ struct OfflineTests {
                 #expect(first.lsn == 8)
                 #expect(first.status == .fresh)
 
-                // Three attempts (the default retry policy), each one a fetchFailed event.
+                // One attempt: offline pauses instead of backing off (docs/queries.md).
                 let error = await #expect(throws: FetchError.self) { try await offline.refresh(pokemonList) }
                 #expect(error?.code == .cannotConnect)
                 #expect(error?.status == nil)
-                #expect(error?.lsn == 11)
+                #expect(error?.lsn == 9)
                 #expect(error?.url == server.baseURL.absoluteString + "/api/v2/pokemon/?limit=20")
-                #expect(clock.sleeps == [.seconds(1), .seconds(2)])
+                // No retry backoff; the clock's only sleeps are the staleness timer's (max-age 300).
+                #expect(clock.sleeps.allSatisfy { $0 == .seconds(300) }, "\(clock.sleeps)")
 
                 let records = try offline.allRecords()
-                #expect(records.map(\.lsn) == (1...11).map { LSN($0) })
+                #expect(records.map(\.lsn) == (1...9).map { LSN($0) })
                 let failures = records.dropFirst(8).compactMap { record -> Event.FetchFailed? in
                     guard case .fetchFailed(let failed) = record.event else { return nil }
                     return failed
                 }
-                #expect(failures.map(\.attempt) == [1, 2, 3])
-                #expect(failures.map(\.reason) == Array(repeating: "cannotConnect", count: 3))
-                #expect(failures.map(\.status) == [nil, nil, nil])
-                #expect(failures.map(\.url) == Array(repeating: server.baseURL.absoluteString + "/api/v2/pokemon/?limit=20", count: 3))
+                #expect(failures.map(\.attempt) == [1])
+                #expect(failures.map(\.reason) == ["cannotConnect"])
+                #expect(failures.map(\.status) == [nil])
+                #expect(failures.map(\.url) == [server.baseURL.absoluteString + "/api/v2/pokemon/?limit=20"])
 
                 let snapshot = try offline.snapshot("pokemon")
                 #expect(snapshot.rows.count == 151)
                 #expect(snapshot.rows == first.rows)
-                let failure = SyncMark.FailureInfo(reason: "cannotConnect", status: nil, message: failures.last?.message ?? "", lsn: 11)
+                let failure = SyncMark.FailureInfo(reason: "cannotConnect", status: nil, message: failures.last?.message ?? "", lsn: 9)
                 #expect(snapshot.status == .failed(error: failure, lastSyncedAt: TestClock.now))
-                #expect(snapshot.syncMark?.consecutiveFailures == 3)
+                #expect(snapshot.syncMark?.consecutiveFailures == 1)
+                #expect(snapshot.query.fetch == .paused)
+                #expect(snapshot.query.error == nil)
+                #expect(snapshot.query.data == .hasRows)
                 #expect(snapshot.syncMark?.fetchedLSN == 8)
 
                 // The observer follows: its values end with the failed status and the same rows.
                 var seen = first
-                while seen.lsn != 11 || seen.status != snapshot.status {
+                while seen.lsn != 9 || seen.status != snapshot.status {
                     seen = try #require(try await iterator.next())
                     #expect(seen.rows.count == 151)
                 }
@@ -373,7 +377,8 @@ struct RefreshFailureTests {
         StubCase(testDescription: "a 404", transport: { .answering(#"{"detail":"Not found."}"#, status: 404) }, code: .httpStatus, status: 404),
         StubCase(testDescription: "a 503", transport: { .answering("", status: 503) }, code: .httpStatus, status: 503, retried: true),
         StubCase(testDescription: "a timeout", transport: { .failing(.timedOut) }, code: .timedOut, status: nil, retried: true),
-        StubCase(testDescription: "a refused connection", transport: { .failing(.cannotConnect) }, code: .cannotConnect, status: nil, retried: true),
+        // Offline pauses instead of backing off (docs/queries.md): one attempt.
+        StubCase(testDescription: "a refused connection", transport: { .failing(.cannotConnect) }, code: .cannotConnect, status: nil),
         StubCase(testDescription: "a dropped connection", transport: { .failing(.connectionLost) }, code: .connectionLost, status: nil, retried: true),
         StubCase(testDescription: "a bad response", transport: { .failing(.badResponse) }, code: .transport, status: nil),
     ]

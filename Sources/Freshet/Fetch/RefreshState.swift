@@ -61,6 +61,11 @@ final class RefreshState: Sendable {
         state.withLock { $0.resources[resource.collection] = resource }
     }
 
+    /// Every resource registered in this process, one per collection.
+    func registeredResources() -> [Resource] {
+        state.withLock { Array($0.resources.values) }
+    }
+
     func resource(for collection: String) -> Resource? {
         state.withLock { $0.resources[collection] }
     }

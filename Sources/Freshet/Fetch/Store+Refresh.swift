@@ -44,8 +44,21 @@ extension Store {
     ///   `invalidURL` (nothing sent) and `storage` (the store cannot append) append nothing.
     @discardableResult
     public func refresh(_ resource: Resource) async throws(FetchError) -> RefreshSummary {
-        let (url, key) = try prepareRefresh(resource)
-        guard let result = await shareRefresh(resource, url: url, key: key, unlessEndedSince: nil) else {
+        try await refresh(resource, mode: .revalidate)
+    }
+
+    /// Like ``refresh(_:)``, and with ``RefreshMode/reload`` every request is unconditional:
+    /// no `If-None-Match` / `If-Modified-Since` is sent even when validators are stored, so the
+    /// server answers with the full body (what `URLRequest.CachePolicy.reloadIgnoringLocalCacheData`
+    /// gives a `URLCache` user). A reload shares a request only with other reloads of the same
+    /// resource, never with a conditional refresh in flight.
+    /// - Throws: what ``refresh(_:)`` throws; a 304 to an unconditional request is `httpStatus`
+    ///   (RFC 9110 §15.4.5).
+    @discardableResult
+    public func refresh(_ resource: Resource, mode: RefreshMode) async throws(FetchError) -> RefreshSummary {
+        let (url, plainKey) = try prepareRefresh(resource)
+        let key = mode == .reload ? plainKey + " reload" : plainKey
+        guard let result = await shareRefresh(resource, url: url, key: key, mode: mode, unlessEndedSince: nil) else {
             preconditionFailure("a refresh without a recheck point always joins or starts a request")
         }
         return try result.get()
@@ -72,7 +85,7 @@ extension Store {
             let request: (url: URL, key: String)
             if let prepared { request = prepared } else { request = try prepareRefresh(resource) }
             prepared = request
-            if let result = await shareRefresh(resource, url: request.url, key: request.key, unlessEndedSince: endings) {
+            if let result = await shareRefresh(resource, url: request.url, key: request.key, mode: .revalidate, unlessEndedSince: endings) {
                 return try result.get()
             }
             // A request of this collection ended after the read: look at what it left.
@@ -80,13 +93,29 @@ extension Store {
     }
 
     /// Observes `resource`'s collection like ``observe(_:)-(String)`` and, like TanStack
-    /// Query's `useQuery`, refreshes it in the background when it is stale. The stored rows
+    /// Query's `useQuery`, refreshes it in the background when it is stale: at once, and
+    /// again whenever it reaches its `staleAt` while observed (the store's staleness timer). The stored rows
     /// come first, at once; fetch failures show in the snapshots' status and in the log.
     public func observe(_ resource: Resource) -> Observation {
         refreshes.register(resource)
-        return hub.subscribe(resource.collection) { [weak self] in
+        return hub.subscribe(resource.collection, afterFirst: { [weak self] in
             self?.startBackgroundRefresh(resource, onlyIfStale: true)
-        }
+        }, onStale: { [weak self] in
+            // Time made it stale: refresh if the policy says so (refreshIfNeeded decides).
+            self?.startBackgroundRefresh(resource, onlyIfStale: true)
+        })
+    }
+
+    /// Invalidates every collection of the keyed query `name` — `name` itself and every
+    /// `name{…}` key (TanStack's partial key matching), see ``QueryKey``; returns the
+    /// collections invalidated, sorted. Observed ones with a registered resource are
+    /// refreshed by their observers' next lifecycle call or staleness check.
+    /// - Throws: what ``invalidate(_:reason:)`` throws; collections before the failing one stay invalidated.
+    @discardableResult
+    public func invalidate(keysNamed name: String, reason: String? = nil) async throws(StoreError) -> [String] {
+        let matching = try collections().filter { QueryKey.collection($0, isKeyOf: name) }
+        for collection in matching { try await invalidate(collection, reason: reason) }
+        return matching
     }
 
     /// Tells the store the app came to the foreground: wakes the mutation queues and
@@ -129,7 +158,7 @@ extension Store {
     /// Joins the request in flight for `key`, or starts one, and waits for its outcome; a
     /// cancelled caller stops waiting at once (see ``RefreshState/leave(waiter:)``). Nil only
     /// with `unlessEndedSince`, when a request of the collection ended since then.
-    private func shareRefresh(_ resource: Resource, url: URL, key: String, unlessEndedSince: Int?) async -> RefreshState.Delivery {
+    private func shareRefresh(_ resource: Resource, url: URL, key: String, mode: RefreshMode, unlessEndedSince: Int?) async -> RefreshState.Delivery {
         let refreshes = self.refreshes
         let waiter = refreshes.makeWaiterID()
         return await withTaskCancellationHandler {
@@ -144,7 +173,7 @@ extension Store {
                             result = .failure(FetchError(.cancelled, "GET \(logged(url)) was cancelled", url: logged(url)))
                         } else {
                             do throws(FetchError) {
-                                result = .success(try await self.performRefresh(resource, from: url, request: id))
+                                result = .success(try await self.performRefresh(resource, from: url, mode: mode, request: id))
                             } catch {
                                 result = .failure(error)
                             }
@@ -160,11 +189,31 @@ extension Store {
 
     // MARK: Background work
 
+    /// What the lifecycle calls refresh: every observed collection that is stale or whose last
+    /// attempt failed, and every collection (observed or not) whose fetch is paused because
+    /// the network could not be reached. A failed or paused one is refetched even when its
+    /// rows are fresh, so that its error clears (or shows again) the way users expect.
     func refreshObservedStaleCollections() async {
-        let resources = hub.observedCollections.sorted().compactMap { refreshes.resource(for: $0) }
+        let observed = hub.observedCollections
+        var resources: [(Resource, onlyIfStale: Bool)] = []
+        for resource in refreshes.registeredResources().sorted(by: { $0.collection < $1.collection }) {
+            let mark: SyncMark?
+            do {
+                mark = try syncMark(resource.collection)
+            } catch {
+                continue // unreadable: the observers' next read reports it
+            }
+            let failing = (mark?.consecutiveFailures ?? 0) > 0
+            let paused = failing && mark?.lastError?.reason == FetchError.Code.cannotConnect.rawValue
+            if paused || (failing && observed.contains(resource.collection)) {
+                resources.append((resource, false))
+            } else if observed.contains(resource.collection) {
+                resources.append((resource, true))
+            }
+        }
         await withTaskGroup(of: Void.self) { group in
-            for resource in resources {
-                group.addTask { await self.refreshRecordingFailure(resource, onlyIfStale: true) }
+            for (resource, onlyIfStale) in resources {
+                group.addTask { await self.refreshRecordingFailure(resource, onlyIfStale: onlyIfStale) }
             }
         }
     }
@@ -186,7 +235,7 @@ extension Store {
     // MARK: One refresh
 
     /// Runs shared request `request` (see ``RefreshState``).
-    private func performRefresh(_ resource: Resource, from start: URL, request: UInt64) async throws(FetchError) -> RefreshSummary {
+    private func performRefresh(_ resource: Resource, from start: URL, mode: RefreshMode, request: UInt64) async throws(FetchError) -> RefreshSummary {
         let collection = resource.collection
         refreshes.beginFetch(collection)
         hub.publish([collection])
@@ -212,7 +261,8 @@ extension Store {
         var summary = RefreshSummary(pages: 0, notModified: 0, rows: 0, lsn: .zero)
         var seen: Set<String> = [start.absoluteString] // in memory only: the real URLs
         while true {
-            let validators = Self.validators(for: url, page: paged ? page : nil, in: stored, redaction: urlRedaction)
+            let validators = mode == .reload ? (etag: nil, lastModified: nil)
+                : Self.validators(for: url, page: paged ? page : nil, in: stored, redaction: urlRedaction)
             let basis = lastLSN
             let outcome = try await exchangeWithRetries(resource, url: url, validators: validators, fetch: fetch)
             var next: URL?
@@ -341,7 +391,9 @@ extension Store {
             }
             var delay: Duration?
             var message = failure.message
-            if failure.retryable && attempt < policy.maxAttempts {
+            // Offline is not retried with backoff: the fetch pauses (the snapshot says so at
+            // once) and resumes on networkDidBecomeReachable() or didBecomeActive().
+            if failure.retryable && failure.code != .cannotConnect && attempt < policy.maxAttempts {
                 if let retryAfter = failure.retryAfter {
                     let wait = retryAfter.delay(from: dependencies.now())
                     if wait > policy.maxRetryAfter {

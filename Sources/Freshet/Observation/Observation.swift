@@ -3,10 +3,10 @@
 /// The first snapshot is read from the store at once (no network; also offline and after a
 /// relaunch): the stored rows with the status they had (`stale`, `fresh`, `empty`, or
 /// `refreshing` when a refresh was already in flight). It is always the first value the
-/// consumer reads: nothing sent after it can replace it. A new snapshot follows every commit
-/// that touches the collection and every change of its loading status, each once. A 304 or a
-/// refetch of identical rows emits the same rows with a new LSN and status: the UI sees only a
-/// status change. A consumer slower than the commits gets, after the first value, the newest
+/// consumer reads: nothing sent after it can replace it. A new snapshot follows a commit or a
+/// fetch start/end only when something a view shows changed — rows, pending mutations,
+/// ``Snapshot/status`` or ``Snapshot/query`` (docs/queries.md, "Emissions"): 304s and
+/// refetches of identical rows emit only the fetch's start and end. A consumer slower than the commits gets, after the first value, the newest
 /// snapshot, never an older one: values in between are coalesced (docs/architecture.md).
 /// The sequence ends when the store closes, and throws a ``StoreError`` if the stored state
 /// cannot be read. Read each observation from one task at a time; cancelling the reading task

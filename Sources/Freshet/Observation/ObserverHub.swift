@@ -12,41 +12,81 @@ final class ObserverHub: Sendable {
         let buffer: SnapshotBuffer
         /// What the last snapshot sent showed, to skip emissions that would show the same.
         var last: Shown?
+        /// What to run when the collection becomes stale by time (observe(resource): a
+        /// refresh if the policy says so).
+        let onStale: (@Sendable () -> Void)?
 
-        init(buffer: SnapshotBuffer) { self.buffer = buffer }
+        init(buffer: SnapshotBuffer, onStale: (@Sendable () -> Void)?) {
+            self.buffer = buffer
+            self.onStale = onStale
+        }
     }
 
-    /// What distinguishes one emission from the next: the commit it reflects (the
-    /// collection's last LSN), its pending overlay (and why any of it waits) and its status. Deliveries that would repeat
-    /// the last one sent (a status publication that finds nothing new) are skipped, so every
-    /// commit that touches the collection is seen once and a 304 differs from the stored
-    /// rows only in its LSN and status.
-    private struct Shown: Sendable, Equatable {
+    /// What a view sees in an emission, to skip deliveries that would show nothing new
+    /// (docs/queries.md, "Emissions"): the rows, the pending overlay (and why any of it
+    /// waits), the summary status and the query state.
+    ///
+    /// Rows are compared by the LSN of the last event that changed them (``SyncMark/rowsLSN``)
+    /// and, when only other events came in between (a 304, a refetch of identical rows), by
+    /// value. While a fetch is in flight only its start and end, row changes, pending changes
+    /// and errors are transitions: the per-page renewal of `dataUpdatedAt`, `staleAt` and
+    /// `isStale` during a paged revalidation shows with the fetch's end, in one emission.
+    private struct Shown: Sendable {
         var lsn: LSN
+        var rowsLSN: LSN
+        /// Rows held in memory only (`no-store`) change without a rows-changing event.
+        var noStore: Bool
+        var rows: [Row]
         var pending: [MutationID]
         var waiting: [MutationID: MutationWait]
         var status: Snapshot.Status
+        var query: QueryState
 
         init(_ s: Snapshot) {
             lsn = s.lsn
+            rowsLSN = s.syncMark?.rowsLSN ?? .zero
+            noStore = s.syncMark?.noStore ?? false
+            rows = s.rows
             pending = s.pendingMutations
             waiting = s.waitingMutations
             status = s.status
+            query = s.query
+        }
+
+        /// Whether `next` shows the same as this one.
+        func showsSame(as next: Shown) -> Bool {
+            guard pending == next.pending, waiting == next.waiting, status == next.status,
+                  query.data == next.query.data, query.fetch == next.query.fetch, query.error == next.query.error else { return false }
+            if query.fetch != .fetching {
+                guard query.isStale == next.query.isStale, query.staleAt == next.query.staleAt,
+                      query.dataUpdatedAt == next.query.dataUpdatedAt, query.failureCount == next.query.failureCount else { return false }
+            }
+            if lsn == next.lsn { return true }
+            // Same rows-changing event and no rows held in memory only: the same rows.
+            if rowsLSN == next.rowsLSN, rowsLSN != .zero, pending.isEmpty, !noStore, !next.noStore { return true }
+            return rows == next.rows
         }
     }
 
     private let queue = DispatchQueue(label: "freshet.observers", qos: .userInitiated)
     private let subscribers = Mutex<[String: [UInt64: Subscriber]]>([:])
     private let nextID = Atomic<UInt64>(0)
+    /// Snapshots sent to observers since the hub was made, all observers together (for tests).
+    private let emitted = Atomic<Int>(0)
     private let read: @Sendable (String) throws -> Snapshot
+    /// Told of every snapshot read for observers (the staleness timer).
+    private let delivered: @Sendable (String, Snapshot) -> Void
 
-    init(read: @escaping @Sendable (String) throws -> Snapshot) {
+    init(read: @escaping @Sendable (String) throws -> Snapshot, delivered: @escaping @Sendable (String, Snapshot) -> Void = { _, _ in }) {
         self.read = read
+        self.delivered = delivered
     }
 
     /// `afterFirst` runs on the delivery queue once the first snapshot is sent, so work it
     /// starts (a background refresh) cannot overtake the stored state.
-    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil) -> Observation {
+    /// `onStale` runs on the delivery queue when the collection becomes stale by time while
+    /// this observer is subscribed (see ``becameStale(_:)``).
+    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil, onStale: (@Sendable () -> Void)? = nil) -> Observation {
         let id = nextID.add(1, ordering: .relaxed).newValue
         // The buffer keeps the first snapshot until it is read (see SnapshotBuffer): a
         // refresh that `afterFirst` starts cannot replace it with `refreshing`.
@@ -59,7 +99,7 @@ final class ObserverHub: Sendable {
         queue.async {
             // An observation dropped before it was registered has nobody to deliver to.
             guard !buffer.hasEnded else { return }
-            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(buffer: buffer) }
+            self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(buffer: buffer, onStale: onStale) }
             self.deliver(collection)
             afterFirst?()
         }
@@ -73,8 +113,26 @@ final class ObserverHub: Sendable {
         }
     }
 
+    /// `collections` reached their `staleAt`: their observers get the stale snapshot, and the
+    /// first observer with an `onStale` action (an `observe(resource)`) runs it, once.
+    func becameStale(_ collections: [String]) {
+        queue.async {
+            for collection in collections {
+                self.deliver(collection)
+                let action = self.subscribers.withLock { $0[collection]?.values.lazy.compactMap(\.onStale).first }
+                action?()
+            }
+        }
+    }
+
     var observedCollections: Set<String> {
         subscribers.withLock { Set($0.filter { !$0.value.isEmpty }.keys) }
+    }
+
+    /// How many snapshots were sent, once every delivery asked for so far has run (for tests:
+    /// a consumer slower than the commits reads fewer).
+    func emissionCount() -> Int {
+        queue.sync { emitted.load(ordering: .relaxed) }
     }
 
     /// Ends every observation (the store is closing).
@@ -98,11 +156,13 @@ final class ObserverHub: Sendable {
             for (_, s) in targets { s.buffer.finish(throwing: error) }
             return
         }
+        delivered(collection, snapshot)
         let shown = Shown(snapshot)
         for s in targets.values {
-            if let last = s.last, last == shown { continue }
+            if let last = s.last, last.showsSame(as: shown) { continue }
             s.buffer.yield(snapshot)
             s.last = shown
+            emitted.add(1, ordering: .relaxed)
         }
     }
 }

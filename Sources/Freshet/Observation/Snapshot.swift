@@ -11,7 +11,12 @@ public struct Snapshot: Sendable, Hashable {
     public let rows: [Row]
     /// What the collection knows about its last sync; nil when no event has touched it.
     public let syncMark: SyncMark?
-    /// Loading state, freshness and the last failure, for the UI.
+    /// Data, fetch, staleness and error state, each on its own (see ``QueryState`` and
+    /// docs/queries.md). Prefer it to ``status``.
+    public let query: QueryState
+    /// One summary of loading state, freshness and the last failure, derived from the same
+    /// SyncMark as ``query``: kept for source compatibility. It mixes three things (a
+    /// `failed` status hides that the rows are fresh); new code reads ``query``.
     public let status: Status
     /// The LSN of the last event folded into this collection (``LSN/zero`` if none).
     public let lsn: LSN
@@ -22,11 +27,14 @@ public struct Snapshot: Sendable, Hashable {
     /// absent here has not been tried by this process yet, or is being sent.
     public let waitingMutations: [MutationID: MutationWait]
 
-    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, lsn: LSN, pendingMutations: [MutationID] = [], waitingMutations: [MutationID: MutationWait] = [:]) {
+    /// Without `query`, the query state is read off `status` (``QueryState/init(status:rows:mark:)``).
+    public init(collection: String, rows: [Row], syncMark: SyncMark?, status: Status, query: QueryState? = nil, lsn: LSN,
+                pendingMutations: [MutationID] = [], waitingMutations: [MutationID: MutationWait] = [:]) {
         self.collection = collection
         self.rows = rows
         self.syncMark = syncMark
         self.status = status
+        self.query = query ?? QueryState(status: status, rows: rows, mark: syncMark)
         self.lsn = lsn
         self.pendingMutations = pendingMutations
         self.waitingMutations = waitingMutations
@@ -35,11 +43,33 @@ public struct Snapshot: Sendable, Hashable {
     /// Decodes every row as `T`, in order: with ``RowDecoder`` (the same results as a default
     /// `JSONDecoder`, several times faster) when `decoder` has every default setting,
     /// otherwise with `decoder` itself.
-    /// - Throws: `DecodingError` from the first row that does not fit `T`.
+    /// - Throws: ``RowDecodingError`` for the first row that does not fit `T`, naming the
+    ///   collection, the row ID and the coding path.
     public func decodeRows<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> [T] {
-        guard decoder.hasDefaultSettings else { return try rows.map { try decoder.decode(T.self, from: $0.json) } }
-        let fast = RowDecoder()
-        return try rows.map { try fast.decode(T.self, from: $0.json) }
+        try decodeIdentifiedRows(T.self, using: decoder).map(\.value)
+    }
+
+    /// Decodes every row as `T`, in order, each with its row ID: `[(id, value)]` as
+    /// ``IdentifiedRow`` values (`Identifiable` by the row ID). Decoding as in
+    /// ``decodeRows(_:using:)``.
+    ///
+    /// ```swift
+    /// ForEach(try snapshot.decodeIdentifiedRows(Todo.self)) { row in Text(row.value.title) }  // row.id: "p-1…" while pending
+    /// ```
+    /// - Throws: ``RowDecodingError`` for the first row that does not fit `T`.
+    public func decodeIdentifiedRows<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws(RowDecodingError) -> [IdentifiedRow<T>] {
+        let fast = decoder.hasDefaultSettings ? RowDecoder() : nil
+        var result: [IdentifiedRow<T>] = []
+        result.reserveCapacity(rows.count)
+        for row in rows {
+            do {
+                let value = try fast.map { try $0.decode(T.self, from: row.json) } ?? decoder.decode(T.self, from: row.json)
+                result.append(IdentifiedRow(id: row.id, value: value))
+            } catch {
+                throw RowDecodingError(collection: collection, rowID: row.id, type: T.self, underlying: error)
+            }
+        }
+        return result
     }
 
     /// The rows decoded as `T` on access, for a view that shows only some of them: element

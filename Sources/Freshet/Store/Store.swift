@@ -24,6 +24,8 @@ public final class Store: Sendable {
     let state: MaterializedState
     let writer: LogWriter
     let hub: ObserverHub
+    /// Wakes when an observed collection reaches its `staleAt` (one timer per store).
+    let stalenessTimer: StalenessTimer
     /// The file identities this store claimed in ``OpenDirectories``.
     private let claimed: Set<StoreFiles.Identity>
     private let isClosed = Atomic<Bool>(false)
@@ -122,9 +124,17 @@ public final class Store: Sendable {
             self.isReadOnly = !create
             // The hub and writer call back into the store weakly: they never outlive it.
             let box = WeakStore()
+            let timer = StalenessTimer(now: dependencies.now, clock: dependencies.clock, fire: { collections in
+                box.store?.hub.becameStale(collections)
+            })
+            self.stalenessTimer = timer
             self.hub = ObserverHub(read: { collection in
                 guard let store = box.store else { throw StoreError(.closed, "the store is closed") }
                 return try store.snapshot(collection)
+            }, delivered: { collection, snapshot in
+                // Only an idle, fresh collection waits for its staleAt; a fetch's end delivers again.
+                let q = snapshot.query
+                timer.update(collection, staleAt: q.fetch == .idle && !q.isStale ? q.staleAt : nil)
             })
             self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, maxMapSize: configuration.maxMapSize, didCommit: { collections, _ in
                 box.store?.hub.publish(collections)
@@ -206,6 +216,7 @@ public final class Store: Sendable {
     public func close() {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         mutationQueue.stop()
+        stalenessTimer.stop()
         externalChangePoller.withLock { $0?.cancel() }
         mutationOutcomes.failAll(MutationError(.storage, "the store closed; the mutation stays queued and is sent after the next open"))
         writer.close()
@@ -274,9 +285,11 @@ public final class Store: Sendable {
             throw StoreError(error, doing: "reading \(collection)")
         }
         let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
+        let query = QueryState.derive(rows: read.rows, mark: read.mark, policy: freshnessPolicy(for: collection), now: dependencies.now(),
+                                      isFetching: refreshes.isFetching(collection))
         let waiting = Dictionary(uniqueKeysWithValues: read.pending.compactMap { id in self.waiting(for: id).map { (id, $0) } })
-        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, lsn: read.mark?.lastLSN ?? .zero, pendingMutations: read.pending,
-                        waitingMutations: waiting)
+        return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, query: query, lsn: read.mark?.lastLSN ?? .zero,
+                        pendingMutations: read.pending, waitingMutations: waiting)
     }
 
     /// The names of every collection an event has touched, sorted.

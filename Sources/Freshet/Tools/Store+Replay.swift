@@ -83,8 +83,11 @@ extension Store {
                 let mark = try state.syncMark(name, in: txn)
                 let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
                 let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
-                let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy(name), now: now ?? Date(timeIntervalSince1970: 0))
-                snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, lsn: mark?.lastLSN ?? .zero, pendingMutations: projected.mutations))
+                let judgedAt = now ?? Date(timeIntervalSince1970: 0)
+                let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt)
+                let query = QueryState.derive(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt, isFetching: false)
+                snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, query: query, lsn: mark?.lastLSN ?? .zero,
+                                          pendingMutations: projected.mutations))
             }
             let pending = try overlay.pending(state: state, in: txn).map { lsn, proposal in
                 var collections: [String] = []

@@ -148,9 +148,9 @@ struct RetryTests {
         }
     }
 
+    /// `cannotConnect` is not retried: the fetch pauses (QueryStateTests).
     @Test("transport failures are retried and keep their codes", arguments: [
         (TransportError.Code.timedOut, FetchError.Code.timedOut),
-        (.cannotConnect, .cannotConnect),
         (.connectionLost, .connectionLost),
     ])
     func transportFailures(_ failure: TransportError.Code, _ code: FetchError.Code) async throws {
