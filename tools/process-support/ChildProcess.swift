@@ -39,6 +39,31 @@ extension Process {
         try run()
         return exited
     }
+
+    /// Starts the process with its standard output on a pipe (and standard input empty), reads
+    /// every line it prints, and returns them with its exit status once it has exited.
+    /// Set `standardError` before calling to keep or drop it (the pipe takes it when it is the
+    /// same `Pipe`: pass `mergingStandardError`).
+    /// - Throws: what `run()` throws when the process cannot start.
+    package func runCollectingLines(mergingStandardError: Bool = false) async throws -> (status: Int32, lines: [String]) {
+        let pipe = Pipe()
+        standardOutput = pipe
+        if mergingStandardError { standardError = pipe }
+        standardInput = FileHandle.nullDevice
+        let exited = try runReportingExit()
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        let lines: [String] = await withCheckedContinuation { continuation in
+            // A thread of its own: the blocking reads must not hold a cooperative-pool thread.
+            Thread.detachNewThread {
+                var lines: [String] = []
+                while let line = readLine(from: fd) { lines.append(String(decoding: line, as: UTF8.self)) }
+                continuation.resume(returning: lines)
+            }
+        }
+        var status: Int32 = -1
+        for await s in exited { status = s }
+        return (status, lines)
+    }
 }
 
 /// Runs `body` with `resource`, then `stop`s it — also when `body` throws.

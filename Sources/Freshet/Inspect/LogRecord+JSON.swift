@@ -1,4 +1,5 @@
 import Foundation
+import FreshetHTTP
 
 extension LogRecord {
     /// The record as one line of JSON for `freshet dump --json`, written by ``JSONWriter``:
@@ -146,8 +147,8 @@ extension LogRecord {
     }
 
     /// Writes `"2026-11-29T14:05:03.123Z"` (UTC, milliseconds; the same text as ``iso8601(_:)``)
-    /// without a formatter: days to civil date after H. Hinnant's `civil_from_days`
-    /// (proleptic Gregorian calendar). Years outside 0...9999 use the formatter.
+    /// without a formatter: days to civil date by `HTTPDate.civil(fromDays:)` (H. Hinnant's
+    /// `civil_from_days`, proleptic Gregorian calendar). Years outside 0...9999 use the formatter.
     static func writeISO8601(_ date: Date, into writer: inout JSONWriter) {
         // Whole seconds and the truncated milliseconds of the fraction, computed from the
         // reference date as Foundation's formatter does (so float rounding agrees with it).
@@ -162,15 +163,8 @@ extension LogRecord {
         var days = totalMs / 86_400_000
         var msOfDay = totalMs % 86_400_000
         if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let civil = HTTPDate.civil(fromDays: Int(days))
+        let (year, month, day) = (Int64(civil.year), Int64(civil.month), Int64(civil.day))
         var text: [UInt8] = []
         text.reserveCapacity(26)
         func digits(_ v: Int64, _ count: Int) {

@@ -163,7 +163,7 @@ public enum HTTPDate {
     }
 
     /// The civil date (month 1–12) of a day counted from 1970-01-01.
-    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468
         let era = floorDivision(shifted, 146_097).quotient
         let dayOfEra = shifted - era * 146_097

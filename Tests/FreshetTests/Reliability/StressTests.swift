@@ -18,21 +18,7 @@ struct StressTests {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        let exited = try process.runReportingExit()
-        let fd = pipe.fileHandleForReading.fileDescriptor
-        let output: [String] = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var lines: [String] = []
-                while let line = readLine(from: fd) { lines.append(String(decoding: line, as: UTF8.self)) }
-                continuation.resume(returning: lines)
-            }
-        }
-        var status: Int32 = -1
-        for await s in exited { status = s }
+        let (status, output) = try await process.runCollectingLines(mergingStandardError: true)
         return (status, output)
     }
 

@@ -25,22 +25,8 @@ extension LogToolTests {
             let process = Process()
             process.executableURL = try executable()
             process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            let exited = try process.runReportingExit()
-            let fd = pipe.fileHandleForReading.fileDescriptor
-            let lines: [String] = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    var lines: [String] = []
-                    while let line = readLine(from: fd) { lines.append(String(decoding: line, as: UTF8.self)) }
-                    continuation.resume(returning: lines)
-                }
-            }
-            var status: Int32 = -1
-            for await s in exited { status = s }
-            return (status, lines)
+            return try await process.runCollectingLines()
         }
 
         @Test("verify, replay and stats run in another process while this one keeps appending, and see one consistent LSN")
