@@ -95,7 +95,8 @@ struct SyncMarkPersistenceTests {
             #expect(mark.consecutiveFailures == 2)
             #expect(mark.lastError?.status == 500)
             #expect(mark.lastError?.lsn == 3)
-            #expect(try h.store.snapshot("items").status == .failed(error: mark.lastError!, lastSyncedAt: h.date(0)))
+            let lastError = try #require(mark.lastError)
+            #expect(try h.store.snapshot("items").status == .failed(error: lastError, lastSyncedAt: h.date(0)))
             #expect(try h.store.snapshot("items").rows == ItemsFixture.rows(["a"]))
 
             await h.clock.advance(by: .seconds(30))
