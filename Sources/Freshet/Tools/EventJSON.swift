@@ -3,7 +3,8 @@ import FreshetHTTP
 
 /// The JSON form of an event's fields, as `freshet export` writes them and `freshet import`
 /// reads them back (docs/log-format.md §13). Field names are the Swift property names; absent
-/// optionals are left out; row JSON and bodies are kept as strings so their bytes survive.
+/// optionals are left out; row JSON, bodies and a checkpoint's keys and values are kept as
+/// strings (or Base64) so their bytes survive.
 enum EventJSON {
     // MARK: Writing
 

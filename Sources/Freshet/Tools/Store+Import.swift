@@ -12,6 +12,12 @@ extension Store {
     /// try Store.importLog(lines: text.split(separator: "\n").map(String.init), into: URL(filePath: "bug-1234-store"))
     /// ```
     ///
+    /// A compacted log's latest `checkpoint` line is the starting state, as replay uses it
+    /// (docs/log-format.md §6.12, §13.2): its entries are written first (with `rowIndex`
+    /// derived from `rows`), records up to its `throughLSN` (the kept proposals) are stored
+    /// without being folded, and every later record is folded, the checkpoint included (which
+    /// sets `meta.checkpoint`).
+    ///
     /// Every line is checked before anything is written; the directory must not exist or be
     /// empty (an existing store is never written into). The store is closed when this returns.
     ///
@@ -19,7 +25,8 @@ extension Store {
     /// - Returns: the records imported and the last LSN.
     /// - Throws: ``ToolError/invalidLine`` (not JSON, a missing or mistyped field, LSNs not
     ///   increasing, an event the store would refuse — the message names the line),
-    ///   ``ToolError/unknownKind``, ``ToolError/notEmpty`` (also for a path that is a file, or a
+    ///   ``ToolError/unknownKind``, ``ToolError/beforeCheckpoint`` (`through` falls after a
+    ///   checkpoint's `throughLSN` but before the checkpoint itself), ``ToolError/notEmpty`` (also for a path that is a file, or a
     ///   store another import wrote meanwhile), ``ToolError/nothingToImport`` (no record: nothing
     ///   is created), ``ToolError/store`` when the store cannot be created or written.
     @discardableResult
