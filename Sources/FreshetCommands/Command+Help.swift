@@ -108,7 +108,8 @@ extension Command {
             rebuild the store. --redact replaces the named fields of rows and JSON bodies, at
             any depth, with "[redacted]"; request headers that can carry credentials
             (Authorization, Cookie, names with token, secret, api-key, password, session) are
-            always redacted. Share a redacted export with a bug report.
+            always redacted. A compacted store's checkpoint is written with its state (its
+            rows redacted too). Share a redacted export with a bug report.
             exit status: 0 ok, 1 unreadable records (skipped), 2 usage error, unreadable store
             or --from past the end
             """,
@@ -117,10 +118,13 @@ extension Command {
             Builds a new store in DIR (which must not exist or be empty) from JSON Lines written
             by freshet export; FILE - reads standard input. Records keep their LSNs and
             timestamps and are folded with the store's own fold, so the new store replays and
-            verifies like the original. --through stops after that LSN. Every line is checked
-            before anything is written; a bad line is named by its number.
+            verifies like the original. A checkpoint line (a compacted store) is the starting
+            state, as replay uses it. --through stops after that LSN (not between a
+            checkpoint's throughLSN and the checkpoint). Every line is checked before anything
+            is written; a bad line is named by its number.
             exit status: 0 ok, 2 usage error, a bad line (row values must be JSON), an unknown
-            kind, nothing to import, or a path that is a file or a directory that is not empty
+            kind, nothing to import, --through before a checkpoint, or a path that is a file or
+            a directory that is not empty
             """,
         "help": """
             usage: freshet help [COMMAND]

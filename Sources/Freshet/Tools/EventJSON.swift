@@ -3,7 +3,8 @@ import FreshetHTTP
 
 /// The JSON form of an event's fields, as `freshet export` writes them and `freshet import`
 /// reads them back (docs/log-format.md §13). Field names are the Swift property names; absent
-/// optionals are left out; row JSON and bodies are kept as strings so their bytes survive.
+/// optionals are left out; row JSON, bodies and a checkpoint's keys and values are kept as
+/// strings (or Base64) so their bytes survive.
 enum EventJSON {
     // MARK: Writing
 
@@ -11,13 +12,17 @@ enum EventJSON {
         w.object { o in
             switch event {
             case .checkpoint(let c):
-                // The folded state is not exported (it holds the rows redaction would have to
-                // reach); the line says what the checkpoint covers. Import refuses it.
                 o.field("throughLSN", number: c.throughLSN.rawValue)
                 o.field("throughMicros", number: ByteWriter.micros(c.throughTime))
                 o.field("keptLSNs") { $0.array { a in for lsn in c.keptLSNs { a.element { $0.number(lsn.rawValue) } } } }
                 o.field("removedCount", number: c.removedCount)
-                o.field("entries", number: c.entries.count)
+                o.field("entries") { w in
+                    w.array { a in
+                        for entry in c.entries {
+                            a.element { $0.object { e in checkpointEntry(entry, redaction, into: &e) } }
+                        }
+                    }
+                }
             case .fetched(let f):
                 switch f.placement {
                 case .replace: o.field("placement", string: "replace")
@@ -141,6 +146,32 @@ enum EventJSON {
                 o.field("affected") { $0.array(strings: r.affected) }
             }
         }
+    }
+
+    /// `{"database": name, "key"|"keyBase64", "value"|"valueBase64"}`. A `rows` value
+    /// (`ID length ‖ ID ‖ JSON`) gets its JSON redacted like any row; a value whose row ID
+    /// does not decode is written as it is (a store that verifies has none).
+    private static func checkpointEntry(_ entry: Event.Checkpoint.Entry, _ redaction: Redaction, into o: inout JSONWriter.ObjectWriter) {
+        o.field("database", string: entry.table.databaseName)
+        bytes("key", Data(entry.key), into: &o)
+        var value = entry.value
+        if entry.table == .rows, !redaction.fields.isEmpty {
+            let id: String? = value.withUnsafeBytes { raw in
+                do {
+                    return try MaterializedState.decodeRowID(raw)
+                } catch {
+                    return nil
+                }
+            }
+            if let id {
+                let idBytes = Array(id.utf8)
+                var lengthBytes = ByteWriter(capacity: 10)
+                lengthBytes.varint(UInt64(idBytes.count))
+                let json = Data(value[(lengthBytes.bytes.count + idBytes.count)...])
+                value = MaterializedState.encodeRow(Row(id: id, json: redaction.json(json)))
+            }
+        }
+        bytes("value", Data(value), into: &o)
     }
 
     private static func row(_ row: Row, _ redaction: Redaction, into w: inout JSONWriter) {
@@ -267,7 +298,34 @@ enum EventJSON {
             return .mutationRolledBack(Event.MutationRolledBack(id: try mutationID(o), status: try o.optionalInt("status"), reason: try o.string("reason"),
                                                                 body: try o.optionalBytes("body") ?? Data(), affected: try o.strings("affected")))
         case .checkpoint:
-            throw ToolError(.unknownKind, "line \(o.line): a checkpoint (written by compaction) cannot be imported: its state is not in the export; export the store before compacting it")
+            var kept: [LSN] = []
+            for value in try o.uints("keptLSNs") { kept.append(LSN(value)) }
+            var entries: [Event.Checkpoint.Entry] = []
+            for e in try o.objects("entries") {
+                let name = try e.string("database")
+                guard let table = Event.Checkpoint.Table.allCases.first(where: { $0.databaseName == name }) else {
+                    throw e.error("database \(name.debugDescription) is not one of \(Event.Checkpoint.Table.allCases.map(\.databaseName).joined(separator: ", "))")
+                }
+                guard let key = try e.optionalBytes("key"), !key.isEmpty else { throw e.error("an entry needs a non-empty key or keyBase64") }
+                guard let value = try e.optionalBytes("value") else { throw e.error("an entry needs value or valueBase64") }
+                if table == .rows {
+                    guard key.count > 10 else { throw e.error("a rows key of \(key.count) bytes is too short (collection key ‖ 8-byte position)") }
+                    let readable = value.withUnsafeBytes { raw in
+                        do {
+                            _ = try MaterializedState.decodeRowID(raw)
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                    guard readable else { throw e.error("a rows value must start with a row ID (length varint, UTF-8)") }
+                }
+                entries.append(Event.Checkpoint.Entry(table: table, key: [UInt8](key), value: [UInt8](value)))
+            }
+            let through = try o.int("throughLSN")
+            guard through > 0 else { throw o.error("throughLSN must be a whole number from 1") }
+            return .checkpoint(Event.Checkpoint(throughLSN: LSN(UInt64(through)), throughTime: Date(timeIntervalSince1970: Double(try o.int("throughMicros")) / 1_000_000),
+                                                keptLSNs: kept, removedCount: try o.int("removedCount"), entries: entries))
         }
     }
 

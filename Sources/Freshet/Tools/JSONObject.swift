@@ -72,6 +72,17 @@ struct JSONObject {
         return result
     }
 
+    /// An array of whole numbers from 0 (LSNs).
+    func uints(_ key: String) throws(ToolError) -> [UInt64] {
+        guard let a = try value(key) as? [Any] else { throw error("\(key) must be an array") }
+        var result: [UInt64] = []
+        for (i, item) in a.enumerated() {
+            guard !(item is Bool), let n = item as? Int, n >= 0 else { throw error("\(key)[\(i)] must be a whole number from 0") }
+            result.append(UInt64(n))
+        }
+        return result
+    }
+
     func strings(_ key: String) throws(ToolError) -> [String] {
         guard let a = try value(key) as? [Any] else { throw error("\(key) must be an array") }
         var result: [String] = []

@@ -9,23 +9,7 @@ extension ScratchState {
         do {
             try env.write { txn in
                 let dbs = state.dbs
-                for entry in checkpoint.entries {
-                    switch entry.table {
-                    case .rows:
-                        try txn.put(dbs.rows, key: entry.key, value: entry.value)
-                        guard entry.key.count > 10 else {
-                            throw StoreError(.corruptRecord, "checkpoint row key of \(entry.key.count) bytes is too short", lsn: checkpoint.throughLSN)
-                        }
-                        let prefix = Array(entry.key[0..<(entry.key.count - 8)])
-                        let id = try entry.value.withUnsafeBytes { try MaterializedState.decodeRowID($0) }
-                        try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: Array(entry.key[(entry.key.count - 8)...]))
-                    case .marks: try txn.put(dbs.marks, key: entry.key, value: entry.value)
-                    case .pending: try txn.put(dbs.pending, key: entry.key, value: entry.value)
-                    case .mutations: try txn.put(dbs.mutations, key: entry.key, value: entry.value)
-                    case .idMap: try txn.put(dbs.idMap, key: entry.key, value: entry.value)
-                    case .confirmed: try txn.put(dbs.confirmed, key: entry.key, value: entry.value)
-                    }
-                }
+                try dbs.load(checkpoint, in: txn)
                 for (lsn, bytes) in keptRecords {
                     try txn.put(dbs.log, key: lsn.keyBytes, value: bytes)
                 }

@@ -4,7 +4,8 @@ import FreshetLMDB
 extension Store {
     /// Writes the log as JSON Lines, one record per line in LSN order (docs/log-format.md §13),
     /// handing each line (without its newline) to `line`. Reads in chunks of 4,096 records, one
-    /// short read transaction each; the store is only read.
+    /// short read transaction each; the store is only read. A `checkpoint` record is written
+    /// with its whole state (its entries; the JSON of `rows` entries redacted like any row).
     ///
     /// - Parameters:
     ///   - from: the first LSN to write.

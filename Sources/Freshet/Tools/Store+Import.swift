@@ -12,6 +12,12 @@ extension Store {
     /// try Store.importLog(lines: text.split(separator: "\n").map(String.init), into: URL(filePath: "bug-1234-store"))
     /// ```
     ///
+    /// A compacted log's latest `checkpoint` line is the starting state, as replay uses it
+    /// (docs/log-format.md §6.12, §13.2): its entries are written first (with `rowIndex`
+    /// derived from `rows`), records up to its `throughLSN` (the kept proposals) are stored
+    /// without being folded, and every later record is folded, the checkpoint included (which
+    /// sets `meta.checkpoint`).
+    ///
     /// Every line is checked before anything is written; the directory must not exist or be
     /// empty (an existing store is never written into). The store is closed when this returns.
     ///
@@ -19,7 +25,8 @@ extension Store {
     /// - Returns: the records imported and the last LSN.
     /// - Throws: ``ToolError/invalidLine`` (not JSON, a missing or mistyped field, LSNs not
     ///   increasing, an event the store would refuse — the message names the line),
-    ///   ``ToolError/unknownKind``, ``ToolError/notEmpty`` (also for a path that is a file, or a
+    ///   ``ToolError/unknownKind``, ``ToolError/beforeCheckpoint`` (`through` falls after a
+    ///   checkpoint's `throughLSN` but before the checkpoint itself), ``ToolError/notEmpty`` (also for a path that is a file, or a
     ///   store another import wrote meanwhile), ``ToolError/nothingToImport`` (no record: nothing
     ///   is created), ``ToolError/store`` when the store cannot be created or written.
     @discardableResult
@@ -35,8 +42,19 @@ extension Store {
             if let last = records.last, record.lsn <= last.lsn {
                 throw ToolError(.invalidLine, "line \(lineNumber): LSN \(record.lsn) does not follow LSN \(last.lsn)")
             }
-            if let through, record.lsn > through { continue }
+            if let through, record.lsn > through {
+                if case .checkpoint(let c) = record.event, let last = records.last, last.lsn > c.throughLSN {
+                    throw ToolError(.beforeCheckpoint, "line \(lineNumber): LSN \(through) is before the checkpoint at LSN \(record.lsn), whose state the records after LSN \(c.throughLSN) build on; import through LSN \(record.lsn) or later, or through LSN \(c.throughLSN) or earlier")
+                }
+                continue
+            }
             records.append(record)
+        }
+        // The latest checkpoint is the starting state (docs/log-format.md §6.12, §13.2): its
+        // entries are loaded, records up to its throughLSN (the kept proposals) only stored,
+        // and the records after it folded, as replay does.
+        let checkpoint: Event.Checkpoint? = records.last { if case .checkpoint = $0.event { true } else { false } }.flatMap {
+            if case .checkpoint(let c) = $0.event { c } else { nil }
         }
         guard !records.isEmpty else {
             throw ToolError(.nothingToImport, parsed == 0 ? "nothing to import: no record in the file; no store was created"
@@ -87,8 +105,10 @@ extension Store {
                     if start == 0, try txn.count(store.state.dbs.log) > 0 {
                         throw ToolError(.notEmpty, "\(path) is not empty: another import wrote a store there meanwhile; nothing was written")
                     }
+                    if start == 0, let checkpoint { try store.state.dbs.load(checkpoint, in: txn) }
                     for record in chunk {
                         try txn.put(store.state.dbs.log, key: record.lsn.keyBytes, value: record.encoded(), append: true)
+                        if let checkpoint, record.lsn <= checkpoint.throughLSN { continue }
                         try Fold.apply(record, to: store.state, in: txn)
                     }
                     if let last = chunk.last { try txn.put(store.state.dbs.meta, key: MetaKey.lastLSN, value: last.lsn.keyBytes) }
@@ -119,10 +139,19 @@ extension Store {
         let micros = try o.int("micros")
         let collection = try o.string("collection")
         let event = try EventJSON.event(kind: kind, o.object("event"))
-        do throws(StoreError) {
-            try validate(event, in: collection)
-        } catch {
-            throw ToolError(.invalidLine, "line \(number): \(error.message)")
+        if case .checkpoint(let c) = event {
+            // Written by compaction only, so Store.validate refuses it; checked here instead.
+            guard collection.isEmpty else { throw ToolError(.invalidLine, "line \(number): a checkpoint has no collection (found \(collection.debugDescription))") }
+            guard c.throughLSN.rawValue < lsn else { throw ToolError(.invalidLine, "line \(number): checkpoint throughLSN \(c.throughLSN) is not below its own LSN \(lsn)") }
+            guard zip(c.keptLSNs, c.keptLSNs.dropFirst()).allSatisfy({ $0 < $1 }), c.keptLSNs.allSatisfy({ $0 <= c.throughLSN }) else {
+                throw ToolError(.invalidLine, "line \(number): checkpoint keptLSNs must ascend and be at most throughLSN \(c.throughLSN)")
+            }
+        } else {
+            do throws(StoreError) {
+                try validate(event, in: collection)
+            } catch {
+                throw ToolError(.invalidLine, "line \(number): \(error.message)")
+            }
         }
         return LogRecord(lsn: LSN(lsn), timestamp: Date(timeIntervalSince1970: Double(micros) / 1_000_000), collection: collection, event: event)
     }
