@@ -77,8 +77,14 @@ package final class DataFile {
     private let fd: Int32
     /// The file's path.
     package let path: String
-    /// The file's size in bytes when it was opened.
-    package let size: Int
+    /// The file's size in bytes now (`fstat` on each use): another process's writer may grow
+    /// the file while this reads it, and a meta page read later may use pages the size taken
+    /// at open did not reach yet. 0 if `fstat` fails on the open descriptor.
+    package var size: Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return 0 }
+        return Int(info.st_size)
+    }
 
     /// Opens `path` for reading (`O_RDONLY`); nothing is mapped or written.
     /// - Throws: ``LMDBError`` with the `errno` of `open` or `fstat`.
@@ -94,7 +100,6 @@ package final class DataFile {
         }
         self.fd = fd
         self.path = path
-        self.size = Int(info.st_size)
     }
 
     deinit { _ = close(fd) }
@@ -180,6 +185,9 @@ package final class DataFile {
         let page = meta == first ? 0 : 1
         guard meta.lastPage >= 1 else { throw DataFileDamage(page: page, "meta page says the last page in use is \(meta.lastPage); a store has at least two pages") }
         let needed = (meta.lastPage + 1).multipliedReportingOverflow(by: meta.pageSize)
+        // The size after the meta pages were read: LMDB grows the file before it writes a
+        // meta page that uses the new pages.
+        let size = self.size
         guard !needed.overflow, needed.partialValue <= size else {
             throw DataFileDamage(page: page, "the file is \(size) bytes but its meta page uses pages 0 ... \(meta.lastPage) of \(meta.pageSize) bytes (\(needed.overflow ? "more than any file" : String(needed.partialValue)) bytes): it was cut short")
         }
@@ -248,6 +256,7 @@ package final class DataFile {
 
     /// `count` bytes at `offset`; a short read or an I/O error is damage at `page`.
     func read(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
+        let size = self.size
         guard offset >= 0, offset <= size, count <= size - offset else {
             throw DataFileDamage(page: page, "page lies past the end of the \(size)-byte file")
         }

@@ -195,4 +195,26 @@ struct MultiProcessWriterTests {
             #expect(try store.allRecords().map(\.kind) == [.fetched, .mutationProposed, .mutationProposed, .mutationConfirmed, .mutationConfirmed])
         }
     }
+    @Test("a store another process keeps growing opens as sound every time: the damage check reads the file's size after the meta page, not before")
+    func openWhileAnotherProcessGrowsTheFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let writer = try await StoreHelper(["fill", directory.path, "none"])
+            // About 8 MB of 8 KB rows first, so each check walks long enough to span commits.
+            for _ in 0..<1000 { _ = try await writer.nextLine() }
+            var configuration = Configuration.test()
+            configuration.sendsMutations = false
+            var failures: [String] = []
+            for _ in 0..<20 {
+                do {
+                    let store = try Store(directory: directory, configuration: configuration, dependencies: .test(), create: false)
+                    store.close()
+                } catch {
+                    failures.append("\(error)")
+                }
+                _ = try await writer.nextLine()
+            }
+            _ = await writer.kill()
+            #expect(failures == [])
+        }
+    }
 }
