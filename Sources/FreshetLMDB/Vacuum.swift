@@ -92,8 +92,10 @@ package enum Vacuum {
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
-    /// Removes `.vacuum-*` directories a killed vacuum left (their copy never replaced anything).
-    private static func removeLeftovers(in directory: String) {
+    /// Removes `.vacuum-*` directories a killed vacuum left (their copy never replaced
+    /// anything, but it holds a copy of the rows: sign-out calls this too). Call it only while
+    /// holding the exclusive lock on `lock.mdb`, so no vacuum is running.
+    package static func removeLeftovers(in directory: String) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)

@@ -68,6 +68,8 @@ extension Store {
         }
         let dataPath = path + "/data.mdb"
         guard unlink(dataPath) == 0 else { throw StoreFiles.error(errno, "cannot remove \(dataPath)") }
+        // A vacuum killed mid-copy leaves `.vacuum-*/data.mdb`, a full copy of the rows.
+        Vacuum.removeLeftovers(in: path)
         // The removal itself must reach the disk: sync the directory (fsync(2) on Linux).
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dir >= 0 else { throw StoreFiles.error(errno, "cannot open \(path) to sync it") }

@@ -8,10 +8,12 @@ import Testing
 struct SignOutTests {
     static let marker = Array("user-secret-7f3a9c".utf8)
 
-    /// How many times `marker` occurs in the files of `directory`.
+    /// How many times `marker` occurs in the files of `directory` and of its subdirectories.
     static func occurrences(in directory: URL) throws -> Int {
         var count = 0
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+        for name in try FileManager.default.subpathsOfDirectory(atPath: directory.path) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
             let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
             guard bytes.count >= marker.count else { continue }
             for start in 0...(bytes.count - marker.count) where bytes[start] == marker[0] && Array(bytes[start..<start + marker.count]) == marker { count += 1 }
@@ -57,10 +59,15 @@ struct SignOutTests {
             let id = try await Self.fill(store)
             let lastLSN = store.lastLSN
             #expect(try Self.occurrences(in: directory) > 200)
+            // What a vacuum killed mid-copy leaves: a full copy of the rows beside the store.
+            let leftover = directory.appendingPathComponent(".vacuum-k1ll3d")
+            try FileManager.default.createDirectory(at: leftover, withIntermediateDirectories: false)
+            try FileManager.default.copyItem(at: directory.appendingPathComponent("data.mdb"), to: leftover.appendingPathComponent("data.mdb"))
             let report = try store.signOut(force: true)
             #expect(report == SignOutReport(erasedEvents: 3, erasedCollections: ["notes", "todos"], discardedMutations: [id]))
             #expect((#expect(throws: StoreError.self) { try store.collections() })?.code == .closed)
             #expect(try Self.occurrences(in: directory) == 0)
+            #expect(!FileManager.default.fileExists(atPath: leftover.path))
 
             let next = try Store(directory: directory, configuration: Self.configuration, dependencies: .test())
             defer { next.close() }
