@@ -71,7 +71,8 @@ public struct QueryKey: Sendable, Hashable, CustomStringConvertible {
 extension Resource {
     /// A resource for one key of a keyed query: the collection is ``QueryKey/collection``; each
     /// `{name}` in `path` is replaced by that parameter's value (percent-encoded as a path
-    /// segment), and the other parameters are sent as query items (sorted by name).
+    /// segment; a value of `.` or `..` is written `%2E` / `%2E%2E`, never as a dot-segment
+    /// RFC 3986 §5.2.4 would remove), and the other parameters are sent as query items (sorted by name).
     ///
     /// ```swift
     /// func comments(postId: Int) -> Resource {
@@ -85,7 +86,10 @@ extension Resource {
         for (name, value) in key.parameters {
             let placeholder = "{\(name)}"
             if path.contains(placeholder) {
-                let segment = value.description.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? value.description
+                var segment = value.description.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? value.description
+                // "." and ".." are dot-segments that URL resolution removes (RFC 3986 §5.2.4):
+                // the request would go to this path's parent. As data they are written %2E.
+                if segment == "." || segment == ".." { segment = segment.replacingOccurrences(of: ".", with: "%2E") }
                 path = path.replacingOccurrences(of: placeholder, with: segment)
             } else {
                 query[name] = value.description

@@ -20,6 +20,14 @@ struct KeyedQueryTests {
         #expect(!QueryKey.collection("commentsX{postId=3}", isKeyOf: "comments"))
     }
 
+    @Test("a path parameter of . or .. is written %2E, never as a dot-segment that would send the request to the parent path", arguments: [
+        (".", "/comments/%2E"), ("..", "/comments/%2E%2E"), ("a/b", "/comments/a%2Fb"), ("...", "/comments/..."), ("v1.2", "/comments/v1.2"),
+    ])
+    func dotSegments(value: String, path: String) {
+        let resource = Resource.keyed(QueryKey("c", ["postId": .string(value)]), path: "/comments/{postId}", rows: .rootArray, id: .field("id"))
+        #expect(resource.path == path)
+    }
+
     @Test("keyed queries with parameters in different orders share one request and one collection")
     func shareOneRequest() async throws {
         try await withScriptedStore { h in
