@@ -33,7 +33,7 @@ extension Tool {
         store.close()
         if let checkpoint = report.checkpoint {
             let window = report.windowStart.map { "; kept the window from LSN \($0)" } ?? "; no record is inside the window"
-            standardOutput("compacted \(path): \(checkpoint) at \(LogRecord.iso8601(checkpoint.writtenAt)); removed \(report.removedRecords) record\(report.removedRecords == 1 ? "" : "s"), kept \(report.keptRecords) of pending mutations\(window)")
+            standardOutput("compacted \(path): \(checkpoint) at \(LogRecord.iso8601(checkpoint.writtenAt)); removed \(report.removedRecords) record\(report.removedRecords == 1 ? "" : "s"), kept \(report.keptRecords) proposal\(report.keptRecords == 1 ? "" : "s") of pending mutations\(window)")
         } else {
             standardOutput("nothing to compact in \(path): every record since the last checkpoint is inside the window")
         }

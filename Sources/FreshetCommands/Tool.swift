@@ -87,6 +87,17 @@ public struct Tool {
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
         guard options.from <= max(store.lastLSN, LSN(1)) else { return reportPastEnd(options.from, of: store, in: options.directory) }
+        // A range compaction removed (all of it before the checkpoint) is refused like replay's.
+        do {
+            if let checkpoint = try store.latestCheckpoint(), let to = options.to, to <= checkpoint.throughLSN,
+               !checkpoint.keptLSNs.contains(where: { $0 >= options.from && $0 <= to }) {
+                standardError("freshet: LSNs \(options.from) ... \(to) of \(options.directory) are before the \(checkpoint): compaction removed them")
+                return 2
+            }
+        } catch {
+            standardError("freshet: reading \(options.directory): \(Self.errorText(error.message))")
+            return 2
+        }
         let filter = options.collection.map(CollectionFilter.init) ?? .all
         var problems = 0
         var matched = 0

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a compacted log's history starts: the latest `checkpoint` record (docs/log-format.md
-/// §6.11). Replay, verify and why fold from its state; LSNs up to ``throughLSN`` cannot be
+/// §6.12). Replay, verify and why fold from its state; LSNs up to ``throughLSN`` cannot be
 /// visited (``ToolError/beforeCheckpoint``).
 public struct CheckpointInfo: Sendable, Hashable, CustomStringConvertible {
     /// The LSN of the checkpoint record itself.
