@@ -17,8 +17,10 @@ extension MutationTests {
         func killedMidRequest() async throws {
             let helper = try await CrashHelper.executable()
             try await FixtureServer.withRunning { server in
-                // Every API answer waits 2 s: the helper's POST is still in flight when it dies.
-                try await server.control(["delay_ms": 2000])
+                // Every API answer waits: the helper's POST is still in flight when it dies. 8 s,
+                // not less: with both cores busy, reading the helper's first line took over 2 s.
+                let heldMs = 8000
+                try await server.control(["delay_ms": heldMs])
                 try await withTemporaryDirectory { directory in
                     let child = try CrashHelper(helper, arguments: [directory.path, server.baseURL.absoluteString])
                     let line: String
@@ -63,7 +65,7 @@ extension MutationTests {
                     // Applied once, however many times it reached the server. The killed
                     // process's POST may still be held by the server's delay: a GET sent with
                     // the same delay is answered after it, so it sees the final data.
-                    try await server.control(["delay_ms": 2000])
+                    try await server.control(["delay_ms": heldMs])
                     let todos = try #require(try await server.getJSON("/todos") as? [[String: Any]])
                     #expect(todos.count == 201)
                     #expect(todos.filter { $0["title"] as? String == "written before the crash" }.count == 1)
