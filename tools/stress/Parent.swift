@@ -8,12 +8,14 @@ import Glibc
 /// The campaign: starts the child, kills it with SIGKILL at a random point, then opens the
 /// store and checks it (see docs/reliability.md, "Stress").
 ///
-/// After each kill: the store opens; `Store.verify` finds no problem; every writer task's
-/// records in the new part of the log are a prefix of what it attempted, in order, and include
-/// everything acknowledged (SIGKILL kills the process, not the OS: no durability mode may lose
-/// an acknowledged commit here, so the check is the same for all three); the part of the log
-/// that existed before the run is unchanged; `pendingMutations()` lists every proposal with no
-/// confirmation or rollback in the log exactly once, in LSN order.
+/// After each kill: the store opens; `Store.verify` finds no problem; the part of the log that
+/// existed before the run is unchanged after the latest checkpoint (at or below its `throughLSN`
+/// only the records it keeps remain, unchanged); each writer task's new records are its attempts
+/// in order, at the LSNs acknowledged; every acknowledged event is in the log or covered by the
+/// checkpoint with its effect folded (SIGKILL kills the process, not the OS: no durability mode
+/// may lose an acknowledged commit here, so the check is the same for all three);
+/// `pendingMutations()` lists every proposal with no confirmation or rollback exactly once, in
+/// LSN order.
 struct Parent {
     struct Options {
         var mode = "short"
