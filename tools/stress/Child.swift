@@ -6,8 +6,11 @@ import Freshet
 /// Opens the store in DIR with the durability given (`full`, `relaxed`, `none`; mutations are
 /// never sent: no network), prints `ready`, then runs TASKS writer tasks that each append one
 /// event at a time, forever, until SIGKILL. Before each append a task prints
-/// `attempt TASK N KIND KEY`, after it is acknowledged (the append returned: committed, durable
-/// per the mode) `ack TASK N KIND KEY LSN`. Each line is one write(2) of less than PIPE_BUF
+/// `attempt TASK N KIND KEY` (a `localWrite` adds the row ID it deletes, or `-`), after it is
+/// acknowledged (the append returned: committed, durable per the mode) `ack TASK N KIND KEY LSN`.
+/// About one step in fifty compacts the log instead (``Workload/compact(_:draw:)``):
+/// `attempt TASK N compact -`, then `ack TASK N compact - CHECKPOINT_LSN THROUGH_LSN` (or
+/// `none` / `locked`). Each line is one write(2) of less than PIPE_BUF
 /// bytes, so lines from different tasks never interleave and a line written before the kill
 /// reaches the parent. Exit status 2: bad arguments or a failed append (printed as `error …`).
 enum Child {
@@ -58,10 +61,14 @@ enum Child {
             do {
                 switch step {
                 case .localWrite:
-                    say("attempt \(task) \(n) localWrite \(tag)")
                     let body = Data("{\"tag\":\"\(tag)\",\"n\":\(n)}".utf8)
                     var ops: [Event.RowChanges.Op] = [.upsert(Row(id: tag, json: body))]
-                    if n > 4, random.next() % 2 == 0 { ops.append(.delete(id: "i\(iteration)-t\(task)-n\(n - 4)")) }
+                    var deleted = "-"
+                    if n > 4, random.next() % 2 == 0 {
+                        deleted = "i\(iteration)-t\(task)-n\(n - 4)"
+                        ops.append(.delete(id: deleted))
+                    }
+                    say("attempt \(task) \(n) localWrite \(tag) \(deleted)")
                     let lsn = try await store.localWrite(local, ops)
                     say("ack \(task) \(n) localWrite \(tag) \(lsn)")
                 case .fetch:
@@ -95,10 +102,10 @@ enum Child {
                     let lsn = try await store.append(.mutationRolledBack(rolledBack), to: local)
                     say("ack \(task) \(n) rollBack \(id) \(lsn)")
                 case .compact:
-                    guard let compact = Workload.compactionHook else { break }
+                    let draw = random.next()
                     say("attempt \(task) \(n) compact -")
-                    try await compact(store)
-                    say("ack \(task) \(n) compact - \(store.lastLSN)")
+                    let outcome = try Workload.compact(store, draw: draw)
+                    say("ack \(task) \(n) compact - \(outcome)")
                 }
             } catch {
                 say("error \(task) \(n) \(step.rawValue) \(error)")

@@ -3,7 +3,7 @@
 // freshet-stress child DIR DURABILITY SEED ITERATION TASKS      (started by the run itself)
 //
 // The SIGKILL campaign of issue 12 item 1 (docs/reliability.md, "Stress"): a child process
-// appends fetches, mutations, confirmations, rollbacks and local writes; the parent kills it at
+// appends fetches, mutations, confirmations, rollbacks and local writes and compacts the log; the parent kills it at
 // random points (seeded; the seed is printed, and `--seed` replays a run) and checks the store
 // after each kill. `make stress` runs the short mode (in `make test`), `make stress-long` the
 // long one. Exit status 0: nothing lost or wrong; 1: a check failed (the message says which,
