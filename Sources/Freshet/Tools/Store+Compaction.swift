@@ -35,8 +35,8 @@ extension Store {
     /// - Throws: ``StoreError/permissionDenied`` for a store opened read-only;
     ///   ``StoreError/corruptRecord`` (or the decoding error) when a record to be covered does
     ///   not decode or fold — nothing is removed then, run `freshet verify`;
-    ///   ``StoreError/locked`` when another process compacted meanwhile (nothing changed; try
-    ///   again); ``StoreError/mapFull`` when the map cannot grow enough; ``StoreError/closed``;
+    ///   ``StoreError/locked`` when another compaction (another task or process) committed
+    ///   meanwhile (nothing changed; try again); ``StoreError/mapFull`` when the map cannot grow enough; ``StoreError/closed``;
     ///   ``StoreError/storage`` for other LMDB failures.
     @discardableResult
     public func compact(keeping window: Duration? = nil, progressEvery: Int = 65_536, progress: ((CompactionProgress) -> Void)? = nil) throws(StoreError) -> CompactionReport {
@@ -45,10 +45,23 @@ extension Store {
             throw StoreError(.permissionDenied, "\(directory.path) is open read-only (create: false); compaction writes the store")
         }
         let keep = window ?? configuration.compaction?.keep ?? CompactionPolicy().keep
+        let before = try latestCheckpoint()?.lsn
         do {
             return try compactUntyped(keeping: keep, every: max(1, progressEvery), progress: progress)
         } catch {
-            throw StoreError(error, doing: "compacting \(directory.path)")
+            // Another compaction (another task or process) that committed meanwhile removed
+            // records this one was folding: that is `locked`, not damage (nothing was removed).
+            let failure = StoreError(error, doing: "compacting \(directory.path)")
+            let after: LSN?
+            do {
+                after = try latestCheckpoint()?.lsn
+            } catch {
+                throw failure // the store cannot tell; the first error says more
+            }
+            if let after, after != before {
+                throw StoreError(.locked, "another compaction of \(directory.path) finished while this one ran (checkpoint at LSN \(after)); this one removed nothing")
+            }
+            throw failure
         }
     }
 

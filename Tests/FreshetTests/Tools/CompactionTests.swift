@@ -123,6 +123,28 @@ extension LogToolTests {
             }
         }
 
+        @Test("a compaction that another one overtakes while it folds throws locked, not corruptRecord; the store keeps the other's checkpoint and verifies")
+        func overtakenCompaction() async throws {
+            try await withTemporaryStore { store in
+                // More records than one read chunk (4,096): the outer fold reads the second chunk
+                // after the inner compaction removed it.
+                for i in 0..<5000 { try await store.localWrite("notes", [.upsert(row("n\(i % 50)"))]) }
+                var inner: Result<CompactionReport, StoreError>?
+                let error = #expect(throws: StoreError.self) {
+                    try store.compact(keeping: .zero, progressEvery: 1000) { _ in
+                        guard inner == nil else { return }
+                        inner = Result { () throws(StoreError) in try store.compact(keeping: .zero) }
+                    }
+                }
+                #expect(error?.code == .locked)
+                #expect(error?.message == "another compaction of \(store.directory.path) finished while this one ran (checkpoint at LSN 5001); this one removed nothing")
+                let report = try inner?.get()
+                #expect(report?.checkpoint?.lsn == 5001)
+                #expect(try store.latestCheckpoint()?.lsn == 5001)
+                #expect(try store.verify().problems == [])
+            }
+        }
+
         @Test("compaction refuses a read-only store and a log with a damaged record, removing nothing")
         func refusesBadInput() async throws {
             try await withRecordedRun { directory, _ in
