@@ -18,7 +18,11 @@ extension Tool {
         case .given: "given by --policy"
         case .recorded(let lsn, let retry):
             "recorded at LSN \(lsn); retries: \(retry.maxAttempts) attempts, base delay \(ReadPolicy.seconds(retry.baseDelay)) s, at most \(ReadPolicy.seconds(retry.maxDelay)) s"
-        case .storeDefault: "the store's default: the log records no policy for this collection"
+        case .storeDefault:
+            // After a compaction the records that held it may be gone with the rest.
+            d.checkpoint == nil
+                ? "the store's default: the log records no policy for this collection"
+                : "the store's default: no policy is recorded for this collection after the \(d.checkpoint.map(String.init(describing:)) ?? ""); give --policy to judge as the app does"
         }
         if let path = options.svg {
             do {

@@ -145,6 +145,20 @@ extension LogToolTests {
             }
         }
 
+        @Test("why on a compacted store whose policy records were removed says so and names the checkpoint")
+        func whyAfterCompaction() async throws {
+            try await withRecordedRun { directory, _ in
+                let store = try await openForCompaction(directory, at: 230)
+                let report = try store.compact(keeping: .zero)
+                store.close()
+                let checkpoint = try #require(report.checkpoint)
+                let run = runTool(["why", directory.path, "todos"])
+                #expect(run.status == 0)
+                #expect(run.stdout.count > 1)
+                #expect(run.stdout.dropFirst().first?.contains("(the store's default: no policy is recorded for this collection after the \(checkpoint); give --policy to judge as the app does)") == true, "\(run.stdout)")
+            }
+        }
+
         @Test("compaction refuses a read-only store and a log with a damaged record, removing nothing")
         func refusesBadInput() async throws {
             try await withRecordedRun { directory, _ in
