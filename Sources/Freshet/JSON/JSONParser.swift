@@ -94,14 +94,29 @@ struct JSONParser {
                 skipWhitespace()
                 try parseValue(depth: depth)
                 count += 1
-                skipWhitespace()
-                let d = try peek()
-                i += 1
-                if d == UInt8(ascii: ",") { skipWhitespace(); continue }
-                if d == UInt8(ascii: "}") { break }
-                throw JSONError(.unexpectedByte(d), at: i - 1)
+                if try endsAfterMember(closing: UInt8(ascii: "}")) { break }
             }
         }
+        finish(index, count: count, outerClean: outerClean)
+    }
+
+    /// After a member or element: reads `,` (and the white space after it: false, more
+    /// follows) or `closing` (true, the container ends).
+    /// - Throws: ``JSONError`` for any other byte or the end of input.
+    @inline(__always)
+    mutating func endsAfterMember(closing: UInt8) throws(JSONError) -> Bool {
+        skipWhitespace()
+        let d = try peek()
+        i += 1
+        if d == UInt8(ascii: ",") { skipWhitespace(); return false }
+        if d == closing { return true }
+        throw JSONError(.unexpectedByte(d), at: i - 1)
+    }
+
+    /// Completes the container node at `index` now that its closing byte is read: its member
+    /// count, end, the next node after its contents, and whether it is canonical.
+    @inline(__always)
+    mutating func finish(_ index: Int, count: UInt32, outerClean: Bool) {
         nodes[index].count = count
         nodes[index].end = UInt32(i)
         nodes[index].next = UInt32(nodes.count)
@@ -135,19 +150,10 @@ struct JSONParser {
             while true {
                 try parseValue(depth: depth)
                 count += 1
-                skipWhitespace()
-                let d = try peek()
-                i += 1
-                if d == UInt8(ascii: ",") { skipWhitespace(); continue }
-                if d == UInt8(ascii: "]") { break }
-                throw JSONError(.unexpectedByte(d), at: i - 1)
+                if try endsAfterMember(closing: UInt8(ascii: "]")) { break }
             }
         }
-        nodes[index].count = count
-        nodes[index].end = UInt32(i)
-        nodes[index].next = UInt32(nodes.count)
-        nodes[index].flag = clean
-        clean = outerClean && clean
+        finish(index, count: count, outerClean: outerClean)
     }
 
     mutating func parseString() throws(JSONError) {

@@ -102,17 +102,7 @@ struct MaterializedState {
 
     /// The ID of an encoded row, without copying its JSON.
     static func decodeRowID(_ value: UnsafeRawBufferPointer) throws -> String {
-        var length: UInt64 = 0
-        var shift: UInt64 = 0
-        var i = 0
-        while true {
-            guard i < value.count, shift < 64 else { throw StoreError(.corruptRecord, "materialized row: truncated row ID length") }
-            let b = value[i]
-            i += 1
-            length |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { break }
-            shift += 7
-        }
+        let (length, i) = try idLength(value)
         guard length <= UInt64(value.count - i), let id = String(validating: value[i..<(i + Int(length))], as: UTF8.self) else {
             throw StoreError(.corruptRecord, "materialized row: row ID is truncated or not UTF-8")
         }
