@@ -85,6 +85,31 @@ struct PagingTests {
         }
     }
 
+    @Test("a loadMore asked for while a refresh of the list runs waits for it and then appends after the revalidated pages")
+    func loadMoreWaitsForRefresh() async throws {
+        try await withScriptedStore { h in
+            let gate = Gate()
+            h.transport.on("/p?page=1", reply: .json(PagedFixture.body(1, of: 3), headers: ["ETag": #""p1""#]),
+                           .held(gate, then: .status(304, headers: ["ETag": #""p1""#])))
+            h.transport.on("/p?page=2", reply: .json(PagedFixture.body(2, of: 3), headers: ["ETag": #""p2""#]), .status(304))
+            h.transport.on("/p?page=3", reply: .json(PagedFixture.body(3, of: 3)))
+            try await h.store.refresh(PagedFixture.resource)
+            try await h.store.loadMore(PagedFixture.resource)
+            let store = h.store
+            let refresh = Task { try await store.refresh(PagedFixture.resource) }
+            await gate.waitUntilReached()
+            let more = Task { try await store.loadMore(PagedFixture.resource) }
+            #expect(h.transport.requests.count == 3)
+            gate.release()
+            #expect(try await refresh.value == RefreshSummary(pages: 2, notModified: 2, rows: 0, lsn: 4))
+            #expect(try await more.value == .loaded(RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 5)))
+            #expect(h.transport.requests.map(\.request.url.query) == ["page=1", "page=2", "page=1", "page=2", "page=3"])
+            let snapshot = try h.store.snapshot("pages")
+            #expect(snapshot.rows.map(\.id) == (1...6).map(String.init))
+            #expect(!snapshot.query.hasMore)
+        }
+    }
+
     @Test("refresh revalidates only the loaded pages, in order, each with its own If-None-Match; hasMore stays")
     func revalidatesLoadedPages() async throws {
         try await withScriptedStore { h in
@@ -111,13 +136,18 @@ struct PagingTests {
                 h.transport.on("/p?page=\(n)", reply: .json(PagedFixture.body(n, of: 3), headers: ["ETag": #""p\#(n)""#]),
                                n == 3 ? .status(503) : .status(304), .status(304))
             }
-            try await h.store.refresh(PagedFixture.resource)
-            for _ in 1...2 { try await h.store.loadMore(PagedFixture.resource) }
+            // .manual: no staleness timer sleeps on the clock, so the one sleeper is the retry's backoff.
+            var resource = PagedFixture.resource
+            resource.freshness = .manual
+            try await h.store.refresh(resource)
+            for _ in 1...2 { try await h.store.loadMore(resource) }
             h.transport.removeRequests()
             let observation = recordSnapshots(h.store.observe("pages")) { $0.query.fetch == .idle && $0.lsn == 7 }
             let store = h.store
-            let refresh = Task { try await store.refresh(PagedFixture.resource) }
+            let refresh = Task { try await store.refresh(resource) }
+            await h.transport.waitForRequests(3)
             await h.clock.waitForSleepers(1)
+            #expect(h.clock.nextDeadline == KitClock.Instant(offset: .seconds(1)))
             await h.clock.advance(by: .seconds(1))
             let summary = try await refresh.value
             #expect(summary == RefreshSummary(pages: 3, notModified: 3, rows: 0, lsn: 7))
