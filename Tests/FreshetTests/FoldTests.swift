@@ -33,7 +33,9 @@ struct FoldTests {
             #expect(snapshot.rows.map(\.id) == ["1", "6", "3", "4", "5"])
             #expect(try snapshot.rows.map { try name(of: $0) } == ["row 1", "six, moved", "row 3", "row 4", "row 5"])
             #expect(snapshot.syncMark?.pageCount == 3)
-            #expect(snapshot.syncMark?.nextCursor == "p1")
+            // nextCursor is the next page of the last page held (page 2, the last): none.
+            #expect(snapshot.syncMark?.nextCursor == nil)
+            #expect(snapshot.syncMark?.pages.map(\.next) == ["p1", "p2", nil])
         }
     }
 

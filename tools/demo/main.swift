@@ -117,6 +117,12 @@ func requestCounts() throws -> String {
     return "\(lines.count) request\(lines.count == 1 ? "" : "s")" + (groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))
 }
 
+/// How many snapshots the demo's view read.
+@MainActor
+final class SnapshotCounter {
+    var count = 0
+}
+
 @MainActor
 func run() async throws {
     // One request log per run, so it shows exactly what this run sent.
@@ -129,7 +135,9 @@ func run() async throws {
     var store: Store? = try Store(directory: storeURL, configuration: configuration)
     guard let live = store else { return }
 
-    let pokemon = Resource.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"], freshness: .http)
+    // An infinite list: a refresh fetches (or revalidates) the pages loaded so far, and
+    // loadMore appends the next page of 20, as a view does when the user scrolls to the end.
+    let pokemon = Resource.infinite("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"], freshness: .http)
     let before = try live.snapshot("pokemon")
     if before.rows.isEmpty {
         print("1. The store is empty: an observer's first snapshot has 0 rows (status \(before.status)).")
@@ -138,34 +146,41 @@ func run() async throws {
         print("   freshness: \(Freshness.evaluate(before.syncMark, policy: .http, now: Date()).reason)")
     }
 
-    // The view: observes the projection, never the network.
-    let startLSN = live.lastLSN
-    let progress = Task { @MainActor in
-        var lastCount = -1
-        for try await snapshot in live.observe("pokemon") {
-            if snapshot.rows.count != lastCount {
-                lastCount = snapshot.rows.count
-                let pages = snapshot.syncMark?.pageCount ?? 0
-                print("   observer: \(snapshot.rows.count) rows, \(pages) page\(pages == 1 ? "" : "s"), LSN \(snapshot.lsn), \(snapshot.status)")
-            }
-            if snapshot.lsn > startLSN, snapshot.syncMark?.nextCursor == nil, snapshot.status != .refreshing { return }
-        }
+    // The view: observes the projection, never the network; counts what it is sent.
+    let observer = live.observe("pokemon")
+    let read = SnapshotCounter()
+    let emissions = Task { @MainActor in
+        for try await _ in observer { read.count += 1 }
     }
 
-    print("2. refreshIfNeeded on /api/v2/pokemon/ in pages of 20 (policy .http: the server's Cache-Control):")
+    print("2. refreshIfNeeded on /api/v2/pokemon/ (the pages loaded so far; policy .http: the server's Cache-Control), then loadMore in steps of 20:")
     let syncStart = ContinuousClock.now
     let summary = try await live.refreshIfNeeded(pokemon)
-    let syncTime = elapsed(since: syncStart)
     if let summary {
         let fetched = summary.pages - summary.notModified
-        print("   \(summary.pages) pages in \(syncTime): \(fetched) fetched (\(summary.rows) rows), \(summary.notModified) answered 304 Not Modified (rows kept); last LSN \(summary.lsn)")
-        _ = await progress.result
+        print("   refresh: \(summary.pages) page\(summary.pages == 1 ? "" : "s"): \(fetched) fetched (\(summary.rows) rows), \(summary.notModified) answered 304 Not Modified (rows kept); last LSN \(summary.lsn)")
     } else {
-        // Let the observer finish printing the stored state before going on.
-        progress.cancel()
-        _ = await progress.result
-        print("   still fresh: no request sent")
+        print("   refresh: still fresh, no request sent")
     }
+    var step = try live.snapshot("pokemon")
+    print("   \(step.rows.count) rows, hasMore \(step.query.hasMore)")
+    while step.query.hasMore {
+        switch try await live.loadMore(pokemon) {
+        case .loaded(let page):
+            step = try live.snapshot("pokemon")
+            let last = try step.rows.last.map { try $0.decode(PokemonEntry.self).name } ?? "-"
+            print("   loadMore: +\(page.rows) rows → \(step.rows.count) rows (last \(last)), \(step.syncMark?.pageCount ?? 0) pages, hasMore \(step.query.hasMore), LSN \(page.lsn)")
+        case .endReached:
+            step = try live.snapshot("pokemon")
+        }
+    }
+    if case .endReached = try await live.loadMore(pokemon) {
+        print("   loadMore at the end: endReached, no request sent")
+    }
+    let syncTime = elapsed(since: syncStart)
+    emissions.cancel()
+    _ = await emissions.result
+    print("   the observer read \(read.count) snapshots meanwhile (a slow reader gets the newest, never each page); \(syncTime) in all")
 
     print("3. Details of a few pokemon, each in its own collection `pokemon/ID` with its own SyncMark:")
     var detailRequests = 0
@@ -219,7 +234,7 @@ func run() async throws {
     let reopenTime = elapsed(since: reopenStart)
     print("   first snapshot after reopen: \(first.rows.count) rows in \(reopenTime) — offline, last synced \(describe(first.syncMark?.validatedAt))")
     do {
-        try await relaunched.refresh(.list("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"]))
+        try await relaunched.refresh(pokemon)
     } catch {
         print("   a pull-to-refresh now fails after 3 attempts (backoff 0.2 s, 0.4 s): \(error.code)")
         let after = try relaunched.snapshot("pokemon")

@@ -21,8 +21,17 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cancelled = Code(rawValue: "cancelled")
         /// The body is not JSON of the expected shape, or not JSON at all.
         public static let malformedBody = Code(rawValue: "malformedBody")
-        /// Paging did not end: a `next` URL repeated, or more than ``Configuration/maxPages`` pages.
+        /// Paging did not end: a `next` URL names the page itself or an earlier page (within one
+        /// refresh, or among the pages an infinite list has loaded), or more than
+        /// ``Configuration/maxPages`` pages. Paging stops; the pages before are kept.
         public static let pagingLoop = Code(rawValue: "pagingLoop")
+        /// A page of a paged resource holds the same row ID twice: the page is not folded and
+        /// paging stops there (the pages before it are kept). Not retried.
+        public static let duplicateRowIDs = Code(rawValue: "duplicateRowIDs")
+        /// A page of a paged resource has no rows yet names a next page: paging stops there
+        /// (it could go on forever), the empty page is not folded and the pages before it are
+        /// kept. Not retried. (An empty *last* page is a valid, empty end.)
+        public static let emptyPage = Code(rawValue: "emptyPage")
         /// The resource's path does not make an http(s) URL.
         public static let invalidURL = Code(rawValue: "invalidURL")
         /// The whole exchange took longer than ``Configuration/requestDeadline``. Retried like
@@ -74,6 +83,8 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let malformedBody = Code.malformedBody
     public static let pagingLoop = Code.pagingLoop
     public static let invalidURL = Code.invalidURL
+    public static let duplicateRowIDs = Code.duplicateRowIDs
+    public static let emptyPage = Code.emptyPage
     public static let deadlineExceeded = Code.deadlineExceeded
     public static let responseTooLarge = Code.responseTooLarge
     public static let crossOrigin = Code.crossOrigin

@@ -6,4 +6,9 @@ public enum RefreshMode: Sendable, Hashable {
     /// Unconditional requests: no validator is sent, the server answers with full bodies and
     /// the rows are replaced (`reloadIgnoringLocalCacheData` in `URLRequest.CachePolicy` terms).
     case reload
+    /// For a resource whose pages load on demand (``Resource/PageLoading/onDemand``): drops
+    /// every loaded page after the first and fetches the first page unconditionally, as a
+    /// new infinite list (TanStack's `resetQueries`); later pages come back with
+    /// ``Store/loadMore(_:)``. Any other resource: the same as ``reload``.
+    case firstPage
 }

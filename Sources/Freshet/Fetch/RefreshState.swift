@@ -96,7 +96,7 @@ final class RefreshState: Sendable {
     /// `start(id, previous)`, and arranges for `continuation` to get its outcome.
     ///
     /// `start` must return a task that first waits for `previous` (the newest older request of
-    /// the same key, still running), so the newer response is always folded last, then runs
+    /// the same collection, still running), so the newer response is always folded last, then runs
     /// the request and calls ``complete(_:with:)`` with `id`.
     ///
     /// With `unlessEndedSince`, nothing is started (the continuation gets nil) when a request
@@ -114,7 +114,10 @@ final class RefreshState: Sendable {
                 return nil
             }
             if let since = unlessEndedSince, (s.endings[collection] ?? 0) != since { return .some(nil) }
-            let previous = s.shared.filter { $0.value.key == key }.max { $0.key < $1.key }?.value.worker
+            // Requests of one collection fold one after the other, whatever their key (a
+            // refresh, a reload, a loadMore): each decides what to fetch from what the one
+            // before it left.
+            let previous = s.shared.filter { $0.value.collection == collection }.max { $0.key < $1.key }?.value.worker
             let id = s.makeID()
             let worker = start(id, previous)
             s.shared[id] = Shared(key: key, collection: collection, worker: worker, waiters: [waiter: continuation], url: url)

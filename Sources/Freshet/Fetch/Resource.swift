@@ -38,6 +38,21 @@ public struct Resource: Sendable, Hashable {
         case nextField(String)
         /// The `Link` header's `rel="next"` URL (RFC 8288; GitHub, json-server).
         case linkHeader
+        /// An opaque cursor: the top-level body key `field` holds the next page's cursor (a
+        /// string or a number, as written), which is sent as query parameter `parameter` of the
+        /// first request's URL (replacing it if present). `null`, a missing key or `""` (Slack's
+        /// convention) means the last page; any other JSON type is ``FetchError/malformedBody``.
+        case cursor(field: String, parameter: String)
+    }
+
+    /// Which pages ``Store/refresh(_:)`` fetches for a paged resource.
+    public enum PageLoading: Sendable, Hashable {
+        /// Every page, following next links to the end (a whole list, such as a Pokédex).
+        case all
+        /// Pages on demand (an infinite query): a first refresh fetches the first page,
+        /// ``Store/loadMore(_:)`` appends the next one, and a later refresh revalidates the
+        /// pages loaded so far, in order, and no more (docs/queries.md, "Paging").
+        case onDemand
     }
 
     /// The collection the rows go to.
@@ -49,11 +64,16 @@ public struct Resource: Sendable, Hashable {
     public var rows: RowLocation
     public var id: RowIdentity
     public var paging: Paging
+    /// Whether a refresh walks every page or only the pages loaded so far; ignored when
+    /// ``paging`` is ``Paging/none``.
+    public var pageLoading: PageLoading
     /// When the rows are stale; nil: ``Configuration/defaultFreshness``.
     public var freshness: FreshnessPolicy?
 
-    public init(collection: String, path: String, query: [String: String] = [:], rows: RowLocation, id: RowIdentity, paging: Paging = .none, freshness: FreshnessPolicy? = nil) {
+    public init(collection: String, path: String, query: [String: String] = [:], rows: RowLocation, id: RowIdentity, paging: Paging = .none, freshness: FreshnessPolicy? = nil,
+                pageLoading: PageLoading = .all) {
         self.collection = collection
+        self.pageLoading = pageLoading
         self.path = path
         self.query = query
         self.rows = rows
@@ -69,6 +89,28 @@ public struct Resource: Sendable, Hashable {
     ) -> Resource {
         Resource(collection: collection, path: path, query: query, rows: .array(at: key), id: id, paging: paging, freshness: freshness)
     }
+
+    /// A list whose pages load on demand (an infinite query, TanStack's `useInfiniteQuery`):
+    /// ``list(_:path:query:rowsAt:id:paging:freshness:)`` with ``PageLoading/onDemand``.
+    ///
+    /// ```swift
+    /// let pokemon = Resource.infinite("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"])
+    /// try await store.refresh(pokemon)          // page 1: rows 1–20, query.hasMore == true
+    /// try await store.loadMore(pokemon)         // page 2: rows 1–40
+    /// ```
+    public static func infinite(
+        _ collection: String, path: String, query: [String: String] = [:], rowsAt key: String = "results",
+        id: RowIdentity = .lastPathComponent(of: "url"), paging: Paging = .nextField("next"), freshness: FreshnessPolicy? = nil
+    ) -> Resource {
+        Resource(collection: collection, path: path, query: query, rows: .array(at: key), id: id, paging: paging, freshness: freshness,
+                 pageLoading: .onDemand)
+    }
+
+    /// Whether the resource is paged (a list with a ``Paging`` other than `none`).
+    var isPaged: Bool { paging != .none && rows != .document }
+
+    /// Whether the resource loads its pages on demand (``PageLoading/onDemand`` and paged).
+    var loadsPagesOnDemand: Bool { isPaged && pageLoading == .onDemand }
 
     /// One document upserted as a row of `collection` (for example one pokemon's details).
     public static func document(_ collection: String, path: String, id: RowIdentity = .field("id"), freshness: FreshnessPolicy? = nil) -> Resource {

@@ -13,7 +13,8 @@ enum RowExtraction {
 
     struct Result {
         var rows: [Row]
-        /// The value of the paging key, when the resource pages by a body field.
+        /// The value of the paging key, when the resource pages by a body field: the next URL
+        /// (``Resource/Paging/nextField(_:)``) or the cursor (``Resource/Paging/cursor(field:parameter:)``).
         var next: String?
     }
 
@@ -45,6 +46,17 @@ enum RowExtraction {
             case nil, (_, .null)?: next = nil
             case let (index, .string)?: next = tape.string(at: index, in: bytes)
             default: throw Failure(reason: "\(key.debugDescription) is neither a string nor null")
+            }
+        }
+        if case .cursor(let key, _) = resource.paging {
+            guard tape[root].kind == .object else { throw Failure(reason: "body is not a JSON object, so it has no cursor \(key.debugDescription)") }
+            switch tape.member(key, of: root, in: bytes).map({ ($0, tape[$0].kind) }) {
+            case nil, (_, .null)?: next = nil
+            case let (index, .string)?:
+                let cursor = tape.string(at: index, in: bytes)
+                next = cursor.isEmpty ? nil : cursor
+            case let (index, .number)?: next = tape.numberText(at: index, in: bytes)
+            case let (_, kind)?: throw Failure(reason: "the cursor \(key.debugDescription) is \(kind), not a string, a number or null")
             }
         }
         let elements: [Int]

@@ -57,7 +57,11 @@ extension Store {
     @discardableResult
     public func refresh(_ resource: Resource, mode: RefreshMode) async throws(FetchError) -> RefreshSummary {
         let (url, plainKey) = try prepareRefresh(resource)
-        let key = mode == .reload ? plainKey + " reload" : plainKey
+        let key = switch mode {
+        case .revalidate: plainKey
+        case .reload: plainKey + " reload"
+        case .firstPage: plainKey + " firstPage"
+        }
         guard let result = await shareRefresh(resource, url: url, key: key, mode: mode, unlessEndedSince: nil) else {
             preconditionFailure("a refresh without a recheck point always joins or starts a request")
         }
@@ -143,7 +147,7 @@ extension Store {
 
     /// Checks what ``refresh(_:)`` needs before anything is sent; returns the URL and the
     /// request key that callers share a request by.
-    private func prepareRefresh(_ resource: Resource) throws(FetchError) -> (URL, String) {
+    func prepareRefresh(_ resource: Resource) throws(FetchError) -> (URL, String) {
         let url = try resource.url(relativeTo: configuration.baseURL)
         do {
             try checkOpen()
@@ -158,7 +162,7 @@ extension Store {
     /// Joins the request in flight for `key`, or starts one, and waits for its outcome; a
     /// cancelled caller stops waiting at once (see ``RefreshState/leave(waiter:)``). Nil only
     /// with `unlessEndedSince`, when a request of the collection ended since then.
-    private func shareRefresh(_ resource: Resource, url: URL, key: String, mode: RefreshMode, unlessEndedSince: Int?) async -> RefreshState.Delivery {
+    func shareRefresh(_ resource: Resource, url: URL, key: String, mode: RefreshMode, loadingMore: Bool = false, unlessEndedSince: Int?) async -> RefreshState.Delivery {
         let refreshes = self.refreshes
         let waiter = refreshes.makeWaiterID()
         return await withTaskCancellationHandler {
@@ -173,7 +177,7 @@ extension Store {
                             result = .failure(FetchError(.cancelled, "GET \(logged(url)) was cancelled", url: logged(url)))
                         } else {
                             do throws(FetchError) {
-                                result = .success(try await self.performRefresh(resource, from: url, mode: mode, request: id))
+                                result = .success(try await self.performRefresh(resource, from: url, mode: mode, loadingMore: loadingMore, request: id))
                             } catch {
                                 result = .failure(error)
                             }
@@ -234,9 +238,23 @@ extension Store {
 
     // MARK: One refresh
 
-    /// Runs shared request `request` (see ``RefreshState``).
-    private func performRefresh(_ resource: Resource, from start: URL, mode: RefreshMode, request: UInt64) async throws(FetchError) -> RefreshSummary {
+    /// Runs shared request `request` (see ``RefreshState``): a refresh, or with `loadingMore`
+    /// a ``loadMore(_:)``. Which pages it fetches is decided here, after any older request of
+    /// the collection has folded (see ``PageWalk``).
+    private func performRefresh(_ resource: Resource, from start: URL, mode: RefreshMode, loadingMore: Bool, request: UInt64) async throws(FetchError) -> RefreshSummary {
         let collection = resource.collection
+        let stored: SyncMark?
+        do {
+            stored = try syncMark(collection)
+        } catch {
+            throw FetchError(.storage, error.message, url: logged(start))
+        }
+        let paged = resource.isPaged
+        let walk = loadingMore ? PageWalk.loadingMore(resource, start: start, stored: stored, redaction: urlRedaction)
+            : PageWalk.refreshing(resource, start: start, mode: mode, stored: stored, redaction: urlRedaction)
+        var summary = RefreshSummary(pages: 0, notModified: 0, rows: 0, lsn: .zero)
+        // The server said there is no next page: nothing to send, nothing to show.
+        guard let walk else { return summary }
         refreshes.beginFetch(collection)
         hub.publish([collection])
         // The last page's commit ends the fetch itself (see `appendForRefresh`), so its one
@@ -249,30 +267,38 @@ extension Store {
         }
         let policy = resource.freshness ?? configuration.defaultFreshness
         let readPolicy = ReadPolicy(freshness: policy, retry: configuration.retry)
-        let stored: SyncMark?
-        do {
-            stored = try syncMark(collection)
-        } catch {
-            throw FetchError(.storage, error.message, url: logged(start))
+        let unconditional = mode == .reload || mode == .firstPage
+        var url = walk.url
+        var page = walk.first
+        var seen: Set<String> = [url.absoluteString] // in memory only: the real URLs
+        if page > 0 {
+            // A stored next page (loadMore, or a resumed revalidation): the same rules as a
+            // next link followed within one walk.
+            let previous = stored.flatMap { page - 1 < $0.pages.count ? $0.pages[page - 1].url : nil } ?? logged(start)
+            if let refusal = pagingRefusal(next: url, home: start) {
+                throw await fail(collection, .crossOrigin, "paging of \(collection) stopped after page \(page): \(refusal)",
+                                 status: nil, url: URL(string: previous) ?? start, attempt: 1, duration: nil, ending: fetch)
+            }
+            if walk.earlier.contains(logged(url)) || page >= configuration.maxPages {
+                throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(logged(url)), which it already holds",
+                                 status: nil, url: URL(string: previous) ?? start, attempt: 1, duration: nil, ending: fetch)
+            }
         }
-        let paged = resource.paging != .none && resource.rows != .document
-        var url = start
-        var page = 0
-        var summary = RefreshSummary(pages: 0, notModified: 0, rows: 0, lsn: .zero)
-        var seen: Set<String> = [start.absoluteString] // in memory only: the real URLs
         while true {
-            let validators = mode == .reload ? (etag: nil, lastModified: nil)
+            let validators = unconditional ? (etag: nil, lastModified: nil)
                 : Self.validators(for: url, page: paged ? page : nil, in: stored, redaction: urlRedaction)
             let basis = lastLSN
             let outcome = try await exchangeWithRetries(resource, url: url, validators: validators, fetch: fetch)
             var next: URL?
+            let final: Bool
             switch outcome {
             case .notModified(let response):
                 let storedNext = paged && page < (stored?.pages.count ?? 0) ? stored?.pages[page].next : nil
                 next = storedNext.flatMap { URL(string: $0) }
+                final = next == nil || page == walk.last
                 let event = Event.NotModified(response: Self.info(response, url: logged(url)), page: paged ? page : nil, basisLSN: basis,
                                               readPolicy: readPolicy)
-                summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url, ending: next == nil ? fetch : nil)
+                summary.lsn = try await appendForRefresh(.notModified(event), to: collection, url: url, ending: final ? fetch : nil)
                 summary.notModified += 1
             case .fetched(let response, let extracted):
                 switch resource.paging {
@@ -288,13 +314,26 @@ extension Store {
                         next = resolved
                     }
                 case .linkHeader: next = LinkHeader(headers: response.headers, baseURL: response.url).url(rel: "next")
+                case .cursor(let field, let parameter):
+                    if let cursor = extracted.next {
+                        guard let built = Self.url(start, setting: parameter, to: cursor) else {
+                            throw await fail(collection, .malformedBody, "paging of \(collection) stopped at page \(page + 1): its cursor \(field.debugDescription) does not make a URL",
+                                             status: response.status, url: url, attempt: 1, duration: nil, ending: fetch)
+                        }
+                        next = built
+                    }
                 }
                 if !paged { next = nil }
+                if paged, let refusal = Self.pageRefusal(extracted.rows, next: next) {
+                    throw await fail(collection, refusal.code, "paging of \(collection) stopped at page \(page + 1) (\(logged(url))): \(refusal.message)",
+                                     status: response.status, url: url, attempt: 1, duration: nil, ending: fetch)
+                }
+                final = next == nil || page == walk.last
                 let noStore = policy == .http && CacheControl(headers: response.headers).noStore
                 let placement: Event.Fetched.Placement = switch (resource.rows, paged) {
                 case (.document, _): .upsert
                 case (_, false): .replace
-                case (_, true): .page(index: page, isLast: next == nil)
+                case (_, true): .page(index: page, isLast: next == nil || (final && walk.dropsLaterPages))
                 }
                 if noStore {
                     switch placement {
@@ -307,16 +346,16 @@ extension Store {
                 }
                 let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: logged(url)),
                                           nextCursor: next.map(logged), basisLSN: basis, rowsWithheld: noStore, readPolicy: readPolicy)
-                summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url, ending: next == nil ? fetch : nil)
+                summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url, ending: final ? fetch : nil)
                 summary.rows += extracted.rows.count
             }
             summary.pages += 1
-            guard let candidate = next else { break }
+            guard !final, let candidate = next else { break }
             if let refusal = pagingRefusal(next: candidate, home: start) {
                 throw await fail(collection, .crossOrigin, "paging of \(collection) stopped after page \(page + 1): \(refusal)",
                                  status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
             }
-            if seen.contains(candidate.absoluteString) || page + 1 >= configuration.maxPages {
+            if seen.contains(candidate.absoluteString) || walk.earlier.contains(logged(candidate)) || page + 1 >= configuration.maxPages {
                 throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(logged(candidate))",
                                  status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
             }
@@ -325,6 +364,31 @@ extension Store {
             url = candidate
         }
         return summary
+    }
+
+    /// Why a fetched page of a paged resource must not be folded, or nil: it holds an ID
+    /// twice (which of the two is the row?), or it is empty yet names a next page (paging
+    /// could go on forever without rows).
+    static func pageRefusal(_ rows: [Row], next: URL?) -> (code: FetchError.Code, message: String)? {
+        if rows.isEmpty, next != nil {
+            return (.emptyPage, "the page has no rows but names a next page")
+        }
+        var ids = Set<String>()
+        ids.reserveCapacity(rows.count)
+        for (i, row) in rows.enumerated() where !ids.insert(row.id).inserted {
+            return (.duplicateRowIDs, "row \(i) has ID \(row.id.debugDescription), which an earlier row of the page has")
+        }
+        return nil
+    }
+
+    /// `start` with query parameter `name` set to `value` (replacing any `name`): the URL of
+    /// the page an opaque cursor names. Nil when no URL can be built.
+    static func url(_ start: URL, setting name: String, to value: String) -> URL? {
+        guard var components = URLComponents(url: start, resolvingAgainstBaseURL: true) else { return nil }
+        var items = (components.queryItems ?? []).filter { $0.name != name }
+        items.append(URLQueryItem(name: name, value: value))
+        components.queryItems = items.sorted { $0.name < $1.name }
+        return components.url
     }
 
     /// Appends a refresh's event; with `ending`, the commit also ends the fetch, before

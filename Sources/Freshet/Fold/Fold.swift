@@ -32,6 +32,7 @@ enum Fold {
                 if try reapplyConfirmed(after: fetched.basisLSN, collection: collection, prune: true, preserved: preserved, state: state, in: txn) { rowsChanged = true }
                 mark.pageCount = 0
                 mark.pages = []
+                mark.resumePage = nil
             case .page(let index, let isLast):
                 let lower = Keys.position(page: index, index: 0)
                 let upper = isLast ? nil : Keys.position(page: index + 1, index: 0)
@@ -40,8 +41,10 @@ enum Fold {
                 if try reapplyConfirmed(after: fetched.basisLSN, collection: collection, prune: false, preserved: preserved, state: state, in: txn) { rowsChanged = true }
                 mark.pageCount = isLast ? index + 1 : max(mark.pageCount, index + 1)
                 let page = SyncMark.PageMark(url: fetched.response.url, etag: fetched.response.etag, lastModified: fetched.response.lastModified, next: fetched.nextCursor)
+                let held = mark.pages.count
                 mark.pages = setPage(page, at: index, isLast: isLast, in: mark.pages)
-                mark.nextCursor = fetched.nextCursor
+                mark.nextCursor = mark.pages.last?.next
+                mark.resumePage = resumePage(after: index, held: held, now: mark.pages.count, current: mark.resumePage)
             case .upsert:
                 for row in rows where try upsert(row, state: state, prefix: prefix, in: txn) { rowsChanged = true }
             }
@@ -69,6 +72,7 @@ enum Fold {
             if let index = n.page, index < mark.pages.count {
                 if let etag = n.response.etag { mark.pages[index].etag = etag }
                 if let lm = n.response.lastModified { mark.pages[index].lastModified = lm }
+                mark.resumePage = resumePage(after: index, held: mark.pages.count, now: mark.pages.count, current: mark.resumePage)
             }
             validated(&mark, at: time, response: n.response, basis: n.basisLSN)
 
@@ -110,6 +114,15 @@ enum Fold {
         if let invalidated = mark.invalidatedLSN, let basis, invalidated > basis { return }
         mark.invalidatedAt = nil
         mark.invalidatedLSN = nil
+    }
+
+    /// Where an unfinished revalidation resumes once page `index` was confirmed, when the
+    /// collection held `held` pages before and holds `now` after: the next held page, or nil
+    /// when it was the last one. A page appended after the held ones (a `loadMore`) leaves the
+    /// resume point as it was.
+    private static func resumePage(after index: Int, held: Int, now: Int, current: Int?) -> Int? {
+        guard index < held else { return current }
+        return index + 1 < now ? index + 1 : nil
     }
 
     private static func setPage(_ page: SyncMark.PageMark, at index: Int, isLast: Bool, in pages: [SyncMark.PageMark]) -> [SyncMark.PageMark] {

@@ -67,6 +67,19 @@ public struct MutationWait: Sendable, Hashable, CustomStringConvertible {
         self.retry = retry
     }
 
+    /// Whether a view shows `other` as it shows this wait: the same code and message, and
+    /// both retried on a timer or both on a trigger. The delay of a timed retry is not
+    /// compared: it changes with every backoff step of an offline mutation, and an observer
+    /// is not sent a snapshot per retry for it (the snapshot it gets next carries the
+    /// current delay). docs/queries.md, "Emissions".
+    public func showsSame(as other: MutationWait) -> Bool {
+        guard code == other.code, message == other.message else { return false }
+        switch (retry, other.retry) {
+        case (.after, .after), (.onTrigger, .onTrigger): return true
+        default: return false
+        }
+    }
+
     /// `code: message`.
     public var description: String { "\(code): \(message)" }
 }

@@ -250,8 +250,13 @@ extension Store {
 
     /// Records why `id` is still pending and, when that changed, lets observers of its
     /// collections see it (``Snapshot/waitingMutations``).
+    /// A wait that shows the same as the one recorded (only its backoff delay is new) is
+    /// recorded without a publication (``MutationWait/showsSame(as:)``).
     private func hold(_ id: MutationID, _ wait: MutationWait, affected: [String]) {
-        if mutationOutcomes.setWaiting(id, wait) { hub.publish(affected) }
+        let before = mutationOutcomes.waiting(id)
+        guard mutationOutcomes.setWaiting(id, wait) else { return }
+        if let before, before.showsSame(as: wait) { return }
+        hub.publish(affected)
     }
 
     /// The queue's first unresolved proposal and the ID mappings of the collections it touches.

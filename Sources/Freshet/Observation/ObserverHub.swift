@@ -53,10 +53,17 @@ final class ObserverHub: Sendable {
             query = s.query
         }
 
+        /// Whether two sets of waits show the same: the same mutations wait for the same
+        /// reasons (see ``MutationWait/showsSame(as:)``); a new backoff delay is not news.
+        static func sameWaits(_ a: [MutationID: MutationWait], _ b: [MutationID: MutationWait]) -> Bool {
+            a.count == b.count && a.allSatisfy { id, wait in b[id].map { wait.showsSame(as: $0) } ?? false }
+        }
+
         /// Whether `next` shows the same as this one.
         func showsSame(as next: Shown) -> Bool {
-            guard pending == next.pending, waiting == next.waiting, status == next.status,
-                  query.data == next.query.data, query.fetch == next.query.fetch, query.error == next.query.error else { return false }
+            guard pending == next.pending, Self.sameWaits(waiting, next.waiting), status == next.status,
+                  query.data == next.query.data, query.fetch == next.query.fetch, query.error == next.query.error,
+                  query.hasMore == next.query.hasMore else { return false }
             if query.fetch != .fetching {
                 guard query.isStale == next.query.isStale, query.staleAt == next.query.staleAt,
                       query.dataUpdatedAt == next.query.dataUpdatedAt, query.failureCount == next.query.failureCount else { return false }

@@ -68,9 +68,15 @@ public struct QueryState: Sendable, Hashable {
     /// Failed attempts since the last success (``SyncMark/consecutiveFailures``), offline
     /// attempts included.
     public var failureCount: Int
+    /// Whether the server named a page after the last page the collection holds: a `next`
+    /// URL, a `Link` `rel="next"` (RFC 8288) or a cursor in the last loaded page — never
+    /// guessed from a row count. ``Store/loadMore(_:)`` fetches it; false for unpaged
+    /// collections, before the first page, and once the last page is loaded.
+    public var hasMore: Bool
 
     public init(data: DataStatus, dataUpdatedAt: Date? = nil, fetch: FetchStatus = .idle, isStale: Bool, staleAt: Date? = nil,
-                error: SyncMark.FailureInfo? = nil, errorUpdatedAt: Date? = nil, failureCount: Int = 0) {
+                error: SyncMark.FailureInfo? = nil, errorUpdatedAt: Date? = nil, failureCount: Int = 0, hasMore: Bool = false) {
+        self.hasMore = hasMore
         self.data = data
         self.dataUpdatedAt = dataUpdatedAt
         self.fetch = fetch
@@ -103,7 +109,8 @@ public struct QueryState: Sendable, Hashable {
         }
         let error = offline ? nil : failing
         return QueryState(data: data, dataUpdatedAt: mark.validatedAt, fetch: fetch, isStale: isStale, staleAt: staleAt,
-                          error: error, errorUpdatedAt: error == nil ? nil : mark.lastAttemptAt, failureCount: mark.consecutiveFailures)
+                          error: error, errorUpdatedAt: error == nil ? nil : mark.lastAttemptAt, failureCount: mark.consecutiveFailures,
+                          hasMore: mark.pages.last?.next != nil)
     }
 }
 
@@ -112,6 +119,7 @@ extension QueryState: CustomStringConvertible {
     public var description: String {
         var parts = [data == .empty ? "empty" : "hasRows", "\(fetch)", isStale ? "stale" : "fresh"]
         if let error { parts.append("error(\(error.reason)\(error.status.map { " \($0)" } ?? ""))") }
+        if hasMore { parts.append("hasMore") }
         return parts.joined(separator: " ")
     }
 }
@@ -126,6 +134,6 @@ extension QueryState {
         if case .failed(let e, _) = status { error = e }
         self.init(data: rows.isEmpty ? .empty : .hasRows, dataUpdatedAt: mark?.validatedAt, fetch: fetching ? .fetching : .idle,
                   isStale: status == .stale || status == .empty, error: error, errorUpdatedAt: error == nil ? nil : mark?.lastAttemptAt,
-                  failureCount: mark?.consecutiveFailures ?? 0)
+                  failureCount: mark?.consecutiveFailures ?? 0, hasMore: mark?.pages.last?.next != nil)
     }
 }

@@ -26,8 +26,10 @@ public struct SyncMark: Sendable, Hashable {
     public var age: String?
     /// The `Expires` header of the last 2xx or 304, verbatim.
     public var expires: String?
-    /// The cursor of the page after the last one fetched (an absolute URL for PokeAPI paging);
-    /// nil when the last fetched page was the last page.
+    /// The cursor of the page after the last page the collection holds (an absolute URL: a
+    /// PokeAPI `next`, a `Link rel="next"`, or the first URL with an opaque cursor parameter);
+    /// nil when the server said the last page held is the last page. Equal to
+    /// `pages.last?.next` for a paged collection.
     public var nextCursor: String?
     /// How many pages the collection holds (0 when it is not paged).
     public var pageCount: Int = 0
@@ -51,6 +53,11 @@ public struct SyncMark: Sendable, Hashable {
     /// One entry per page of a paged collection, in page order: each page's URL, validators
     /// and the next page's cursor, for conditional requests page by page.
     public var pages: [PageMark] = []
+    /// The page (0-based) an unfinished revalidation of the loaded pages stopped before: the
+    /// pages before it were confirmed (2xx or 304) by that revalidation, this one was not (its
+    /// fetch failed, or the refresh was cancelled). The next refresh of an infinite list
+    /// resumes there instead of at page one; nil when no revalidation is unfinished.
+    public var resumePage: Int?
 
     public init() {}
 
@@ -116,6 +123,7 @@ extension SyncMark {
         w.field(18, uint: rowsLSN.rawValue)
         w.field(19, int: responseDelayMicros)
         if noStore { w.field(20, bool: true) }
+        if let resumePage { w.field(22, uint: UInt64(clamping: resumePage)) }
         for page in pages {
             w.field(21) { m in
                 m.field(1, string: page.url)
@@ -177,6 +185,7 @@ extension SyncMark {
                     }
                 }
                 m.pages.append(page)
+            case 22: m.resumePage = Int(clamping: try v.uint())
             default: break
             }
         }

@@ -75,3 +75,41 @@ struct QueriesDocKeyedExample {
         #expect(try r.url(relativeTo: URL(string: "https://api.test")).absoluteString == "https://api.test/comments?postId=3")
     }
 }
+
+extension QueriesDocCode {
+    struct PokemonEntry: Decodable, Sendable {
+        var name: String
+        var url: String
+    }
+
+    static func show(_ rows: [IdentifiedRow<PokemonEntry>], loadMoreRow: Bool) {}
+
+    /// Section 10: an infinite list with loadMore, hasMore and the first-page reset.
+    static func pagingExample(store: Store) async throws {
+        let pokemon = Resource.infinite("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"])
+
+        try await store.refresh(pokemon)                      // page 1 only: rows 1–20
+        for try await snapshot in store.observe(pokemon) {
+            let rows = try snapshot.decodeIdentifiedRows(PokemonEntry.self)
+            let showSpinnerRow = snapshot.query.hasMore       // from the server, never guessed
+            show(rows, loadMoreRow: showSpinnerRow)
+            if rows.count >= 40 { break }
+        }
+        switch try await store.loadMore(pokemon) {           // when the user reaches the end
+        case .loaded(let summary): print("page of \(summary.rows) rows")
+        case .endReached: print("no more pages; nothing was sent")
+        }
+        try await store.refresh(pokemon, mode: .firstPage)    // reset: back to page 1 only
+    }
+}
+
+@Suite("docs/queries.md paging example")
+struct QueriesDocPagingExample {
+    @Test("the paging example declares an infinite PokeAPI list starting at ?limit=20")
+    func paging() throws {
+        _ = QueriesDocCode.pagingExample // compiled, not run: it needs a server (PagingFixtureServerTests runs the same calls)
+        let r = Resource.infinite("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"])
+        #expect(r.pageLoading == .onDemand)
+        #expect(try r.url(relativeTo: URL(string: "https://api.test")).absoluteString == "https://api.test/api/v2/pokemon/?limit=20")
+    }
+}
