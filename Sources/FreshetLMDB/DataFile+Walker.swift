@@ -105,16 +105,20 @@ extension DataFile {
 
         private mutating func leafNode(_ p: [UInt8], page number: Int, index i: Int, keyRange: Range<Int>, dataSize: Int, flags: UInt16, role: Role, descend: Bool) throws(DataFileDamage) {
             let size = meta.pageSize
+            // A named database's values are opaque: unless someone asks for the entries, only
+            // their bounds are checked and no bytes are copied (a store's open checks every
+            // page; copying each key and value made that most of the check's cost).
+            let materialize = onEntry != nil || role != .plain
             var value: [UInt8]
             if flags & 0x01 != 0 {  // F_BIGDATA: the data lives on overflow pages
                 guard keyRange.upperBound + 8 <= size else { throw DataFile.damage(number, "node \(i)'s overflow page number runs past the page end") }
                 let first = Int(clamping: DataFile.u64(p, keyRange.upperBound))
-                value = try overflow(first, bytes: dataSize, from: number)
+                value = try overflow(first, bytes: dataSize, from: number, read: materialize)
             } else {
                 guard keyRange.upperBound + dataSize <= size else { throw DataFile.damage(number, "node \(i)'s \(dataSize)-byte value runs past the page end") }
-                value = Array(p[keyRange.upperBound ..< keyRange.upperBound + dataSize])
+                value = materialize ? Array(p[keyRange.upperBound ..< keyRange.upperBound + dataSize]) : []
             }
-            let key = Array(p[keyRange])
+            let key = materialize ? Array(p[keyRange]) : []
             let isSub = flags & 0x02 != 0
             switch role {
             case .main where isSub:
@@ -134,8 +138,9 @@ extension DataFile {
             onEntry?(key, value, isSub)
         }
 
-        /// Reads a value of `bytes` bytes from the overflow run starting at `first`.
-        private mutating func overflow(_ first: Int, bytes: Int, from: Int) throws(DataFileDamage) -> [UInt8] {
+        /// Checks the overflow run starting at `first` for a value of `bytes` bytes and, with
+        /// `read`, reads the value (otherwise returns no bytes).
+        private mutating func overflow(_ first: Int, bytes: Int, from: Int, read: Bool) throws(DataFileDamage) -> [UInt8] {
             let size = meta.pageSize
             let needed = (bytes + DataFile.headerSize + size - 1) / size
             guard first >= 2, first <= meta.lastPage, needed <= meta.lastPage - first + 1 else {
@@ -150,6 +155,7 @@ extension DataFile {
                 throw DataFile.damage(first, "overflow run of \(pages) pages where \(needed) ... \(meta.lastPage - first + 1) fit")
             }
             for k in 0..<pages { try claim(first + k, from: from) }
+            guard read else { return [] }
             return try file.read(offset: first * size + DataFile.headerSize, count: bytes, page: first)
         }
     }

@@ -104,6 +104,12 @@ package final class DataFile {
 
     deinit { _ = close(fd) }
 
+    /// The largest size ``read(offset:count:page:)`` has seen: a read inside it needs no
+    /// `fstat` (a store's file only grows while open; one cut short meanwhile makes `pread`
+    /// come back short, which is damage too). An open's check reads every page, so an
+    /// `fstat` per page was a system call per page.
+    private var knownSize = 0
+
     /// Checks everything liblmdb follows when it opens and reads the file: both meta pages
     /// (page flag, magic, version, page size), the file size against the last page in use,
     /// and every page reachable from the meta page LMDB will use — the free-page tree, the
@@ -256,7 +262,11 @@ package final class DataFile {
 
     /// `count` bytes at `offset`; a short read or an I/O error is damage at `page`.
     func read(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
-        let size = self.size
+        var size = knownSize
+        if offset < 0 || offset > size || count > size - offset {
+            size = self.size
+            knownSize = max(knownSize, size)
+        }
         guard offset >= 0, offset <= size, count <= size - offset else {
             throw DataFileDamage(page: page, "page lies past the end of the \(size)-byte file")
         }

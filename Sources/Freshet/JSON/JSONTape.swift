@@ -24,6 +24,28 @@ package struct JSONTape: Sendable {
         nodes = parser.nodes
     }
 
+    /// An empty tape, to be filled by ``reparse(_:maxDepth:)``.
+    package init() {
+        nodes = []
+    }
+
+    /// Parses `bytes` into this tape, reusing its storage: decoding many rows with one tape
+    /// allocates only when a row needs more nodes than any before it.
+    /// - Throws: ``JSONError`` naming the first problem and its byte offset; the tape then
+    ///   holds no usable value until the next successful parse.
+    package mutating func reparse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) {
+        guard bytes.count < Int(UInt32.max) else {
+            nodes.removeAll(keepingCapacity: true)
+            throw JSONError(.tooLarge, at: 0)
+        }
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        // Move the storage into the parser (no copy: this tape's reference is given up).
+        swap(&parser.nodes, &nodes)
+        parser.nodes.removeAll(keepingCapacity: true)
+        defer { swap(&parser.nodes, &nodes) }
+        try parser.parseDocument()
+    }
+
     package subscript(_ index: Int) -> JSONNode {
         nodes[index]
     }

@@ -29,11 +29,16 @@ public struct RowDecoder: Sendable {
             do {
                 tape = try JSONTape(parsing: bytes)
             } catch {
-                throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "The given data was not valid JSON: \(error)", underlyingError: error))
+                throw Self.notJSON(error)
             }
             let decoder = TapeDecoder(tape: tape, bytes: bytes)
             return try decoder.unbox(T.self, at: 0)
         }
+    }
+
+    /// JSONDecoder's error for input that is not JSON.
+    static func notJSON(_ error: any Error) -> DecodingError {
+        DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "The given data was not valid JSON: \(error)", underlyingError: error))
     }
 }
 

@@ -1,20 +1,58 @@
 import Foundation
 
-/// The `Decoder` behind ``RowDecoder``: one instance per top-level value; nested values are
-/// decoded by moving `node` and pushing onto `path`, and put back afterwards.
+/// The `Decoder` behind ``RowDecoder``: one instance per top-level value at a time; nested
+/// values are decoded by moving `node` and pushing onto `path`, and put back afterwards.
+/// ``decodeRow(_:from:)`` reuses one instance, its tape and its path storage for row after
+/// row, so decoding a snapshot allocates no decoder and no tape per row.
 ///
-/// Holds a pointer to the input bytes: use it only inside the `withUnsafeBytes` that made it.
+/// Holds a pointer to the input bytes: use it only inside the `withUnsafeBytes` that made it
+/// (for ``decodeRow(_:from:)``, inside that call).
 final class TapeDecoder: Decoder {
-    let tape: JSONTape
-    let bytes: UnsafeBufferPointer<UInt8>
+    // Unchecked: the decoder is used by one thread, inside one decode call at a time (it is
+    // not Sendable), and `tape`/`bytes` change only between rows, while no access is open;
+    // without it every read of a node pays a dynamic exclusivity check.
+    @exclusivity(unchecked) var tape: JSONTape
+    @exclusivity(unchecked) var bytes: UnsafeBufferPointer<UInt8>
     /// The tape index of the value being decoded.
-    var node = 0
+    @exclusivity(unchecked) var node = 0
     /// The coding path of `node`.
-    var path: [any CodingKey] = []
+    @exclusivity(unchecked) var path: [any CodingKey] = []
+    /// Whether ``decodeRow(_:from:)`` is running (a nested call gets a decoder of its own).
+    private var busy = false
 
     init(tape: JSONTape, bytes: UnsafeBufferPointer<UInt8>) {
         self.tape = tape
         self.bytes = bytes
+    }
+
+    /// A decoder for ``decodeRow(_:from:)``, with an empty tape.
+    convenience init() {
+        self.init(tape: JSONTape(), bytes: UnsafeBufferPointer(start: nil, count: 0))
+    }
+
+    /// Decodes `json` (UTF-8 JSON text) as `T`, reusing this decoder's tape and path storage.
+    /// - Throws: as ``RowDecoder/decode(_:from:)``.
+    func decodeRow<T: Decodable>(_ type: T.Type, from json: Data) throws -> T {
+        // Re-entered (a `Decodable` that decodes another row while being decoded): the tape
+        // in use must not be overwritten.
+        if busy { return try RowDecoder().decode(T.self, from: json) }
+        busy = true
+        defer {
+            busy = false
+            bytes = UnsafeBufferPointer(start: nil, count: 0)
+        }
+        return try json.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            do {
+                try tape.reparse(bytes)
+            } catch {
+                throw RowDecoder.notJSON(error)
+            }
+            self.bytes = bytes
+            node = 0
+            path.removeAll(keepingCapacity: true)
+            return try unbox(T.self, at: 0)
+        }
     }
 
     var codingPath: [any CodingKey] { path }

@@ -11,6 +11,7 @@ final class ObserverHub: Sendable {
         // @unchecked: `last` is read and written only on the hub's delivery queue.
         let buffer: SnapshotBuffer
         /// What the last snapshot sent showed, to skip emissions that would show the same.
+        /// Shared by every observer the same delivery went to.
         var last: Shown?
         /// What to run when the collection becomes stale by time (observe(resource): a
         /// refresh if the policy says so).
@@ -31,16 +32,20 @@ final class ObserverHub: Sendable {
     /// value. While a fetch is in flight only its start and end, row changes, pending changes
     /// and errors are transitions: the per-page renewal of `dataUpdatedAt`, `staleAt` and
     /// `isStale` during a paged revalidation shows with the fetch's end, in one emission.
-    private struct Shown: Sendable {
-        var lsn: LSN
-        var rowsLSN: LSN
+    ///
+    /// A class made once per delivery and shared by every observer it went to: storing it is
+    /// one reference per observer, and observers that last saw the same one are compared with
+    /// the new one once, not once each.
+    private final class Shown: Sendable {
+        let lsn: LSN
+        let rowsLSN: LSN
         /// Rows held in memory only (`no-store`) change without a rows-changing event.
-        var noStore: Bool
-        var rows: [Row]
-        var pending: [MutationID]
-        var waiting: [MutationID: MutationWait]
-        var status: Snapshot.Status
-        var query: QueryState
+        let noStore: Bool
+        let rows: [Row]
+        let pending: [MutationID]
+        let waiting: [MutationID: MutationWait]
+        let status: Snapshot.Status
+        let query: QueryState
 
         init(_ s: Snapshot) {
             lsn = s.lsn
@@ -165,11 +170,24 @@ final class ObserverHub: Sendable {
         }
         delivered(collection, snapshot)
         let shown = Shown(snapshot)
+        // Observers that last saw the same delivery (usually all of them) share one comparison.
+        var compared: (last: Shown, same: Bool)?
+        var sent = 0
         for s in targets.values {
-            if let last = s.last, last.showsSame(as: shown) { continue }
+            if let last = s.last {
+                let same: Bool
+                if let compared, compared.last === last {
+                    same = compared.same
+                } else {
+                    same = last.showsSame(as: shown)
+                    compared = (last, same)
+                }
+                if same { continue }
+            }
             s.buffer.yield(snapshot)
             s.last = shown
-            emitted.add(1, ordering: .relaxed)
+            sent += 1
         }
+        if sent > 0 { emitted.add(sent, ordering: .relaxed) }
     }
 }

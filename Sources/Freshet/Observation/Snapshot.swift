@@ -46,7 +46,17 @@ public struct Snapshot: Sendable, Hashable {
     /// - Throws: ``RowDecodingError`` for the first row that does not fit `T`, naming the
     ///   collection, the row ID and the coding path.
     public func decodeRows<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> [T] {
-        try decodeIdentifiedRows(T.self, using: decoder).map(\.value)
+        var result: [T] = []
+        result.reserveCapacity(rows.count)
+        let fast = decoder.hasDefaultSettings ? TapeDecoder() : nil
+        for row in rows {
+            do {
+                if let fast { result.append(try fast.decodeRow(T.self, from: row.json)) } else { result.append(try decoder.decode(T.self, from: row.json)) }
+            } catch {
+                throw RowDecodingError(collection: collection, rowID: row.id, type: T.self, underlying: error)
+            }
+        }
+        return result
     }
 
     /// Decodes every row as `T`, in order, each with its row ID: `[(id, value)]` as
@@ -58,12 +68,14 @@ public struct Snapshot: Sendable, Hashable {
     /// ```
     /// - Throws: ``RowDecodingError`` for the first row that does not fit `T`.
     public func decodeIdentifiedRows<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws(RowDecodingError) -> [IdentifiedRow<T>] {
-        let fast = decoder.hasDefaultSettings ? RowDecoder() : nil
         var result: [IdentifiedRow<T>] = []
         result.reserveCapacity(rows.count)
+        // One TapeDecoder (one tape, one path) reset per row, not one made per row.
+        let fast = decoder.hasDefaultSettings ? TapeDecoder() : nil
         for row in rows {
             do {
-                let value = try fast.map { try $0.decode(T.self, from: row.json) } ?? decoder.decode(T.self, from: row.json)
+                let value: T
+                if let fast { value = try fast.decodeRow(T.self, from: row.json) } else { value = try decoder.decode(T.self, from: row.json) }
                 result.append(IdentifiedRow(id: row.id, value: value))
             } catch {
                 throw RowDecodingError(collection: collection, rowID: row.id, type: T.self, underlying: error)

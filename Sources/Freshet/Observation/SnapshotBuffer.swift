@@ -11,6 +11,10 @@ import Synchronization
 ///
 /// One task reads at a time, as with `AsyncThrowingStream`; reading from two at once is a
 /// programmer error. A cancelled read returns nil and ends the observation.
+///
+/// The reader's continuation is an `UnsafeContinuation`: it is resumed exactly once, by
+/// whoever takes it out of `state` under the lock (a checked one allocates per read, which
+/// with 1,000 observers is 1,000 allocations per commit).
 final class SnapshotBuffer: Sendable {
     private struct State: Sendable {
         /// The first value sent, while it is unread.
@@ -22,7 +26,7 @@ final class SnapshotBuffer: Sendable {
         var end: (any Error)??
         /// Whether the end was already reported to the reader.
         var endReported = false
-        var reader: CheckedContinuation<Snapshot?, any Error>?
+        var reader: UnsafeContinuation<Snapshot?, any Error>?
         var onTermination: (@Sendable () -> Void)?
     }
 
@@ -41,7 +45,7 @@ final class SnapshotBuffer: Sendable {
 
     /// Sends `snapshot`: to the waiting reader, or into the buffer.
     func yield(_ snapshot: Snapshot) {
-        let reader = state.withLock { s -> CheckedContinuation<Snapshot?, any Error>? in
+        let reader = state.withLock { s -> UnsafeContinuation<Snapshot?, any Error>? in
             guard s.end == nil else { return nil }
             defer { s.hasReceived = true }
             if let reader = s.reader {
@@ -66,7 +70,7 @@ final class SnapshotBuffer: Sendable {
     }
 
     private func end(_ end: (any Error)?, dropBuffered: Bool = false) {
-        let (reader, onTermination) = state.withLock { s -> (CheckedContinuation<Snapshot?, any Error>?, (@Sendable () -> Void)?) in
+        let (reader, onTermination) = state.withLock { s -> (UnsafeContinuation<Snapshot?, any Error>?, (@Sendable () -> Void)?) in
             if s.end == nil { s.end = .some(end) }
             if dropBuffered {
                 s.first = nil
@@ -90,7 +94,7 @@ final class SnapshotBuffer: Sendable {
     /// - Throws: the error the hub finished with, once.
     func next() async throws -> Snapshot? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Snapshot?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Snapshot?, any Error>) in
                 let ready = state.withLock { s -> Result<Snapshot?, any Error>? in
                     if let first = s.first {
                         s.first = nil

@@ -79,10 +79,23 @@ struct MaterializedState {
             throw StoreError(.corruptRecord, "materialized row: row ID is truncated")
         }
         let end = start + Int(length)
-        guard let id = String(validating: UnsafeRawBufferPointer(rebasing: value[start..<end]), as: UTF8.self) else {
+        guard let id = rowID(UnsafeRawBufferPointer(rebasing: value[start..<end])) else {
             throw StoreError(.corruptRecord, "materialized row: row ID is not UTF-8")
         }
         return Row(id: id, json: Data(bytes: base + end, count: value.count - end))
+    }
+
+    /// The ID's bytes as a `String`, or nil when they are not UTF-8. An ASCII ID (the usual
+    /// case) skips the generic validating initializer, which was most of a snapshot read.
+    @inline(__always)
+    private static func rowID(_ bytes: UnsafeRawBufferPointer) -> String? {
+        var ascii = true
+        for b in bytes where b >= 0x80 {
+            ascii = false
+            break
+        }
+        if ascii { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// The varint length of an encoded row's ID and the offset just after it.
@@ -103,7 +116,7 @@ struct MaterializedState {
     /// The ID of an encoded row, without copying its JSON.
     static func decodeRowID(_ value: UnsafeRawBufferPointer) throws -> String {
         let (length, i) = try idLength(value)
-        guard length <= UInt64(value.count - i), let id = String(validating: value[i..<(i + Int(length))], as: UTF8.self) else {
+        guard length <= UInt64(value.count - i), let id = rowID(UnsafeRawBufferPointer(rebasing: value[i..<(i + Int(length))])) else {
             throw StoreError(.corruptRecord, "materialized row: row ID is truncated or not UTF-8")
         }
         return id

@@ -22,7 +22,9 @@ final class LogWriter: Sendable {
         var entries: [Entry]
         /// Runs after the commit and before observers hear of it (not when the job fails).
         var onCommitted: (@Sendable () -> Void)?
-        var continuation: CheckedContinuation<LSN, any Error>
+        /// Resumed exactly once: by ``commit(_:)``, or at once when the writer is closed.
+        /// Unsafe rather than checked: a checked continuation allocates per append.
+        var continuation: UnsafeContinuation<LSN, any Error>
     }
 
     private struct State: Sendable {
@@ -64,7 +66,7 @@ final class LogWriter: Sendable {
     /// state that the same emission must show (a fetch no longer in flight) changes there.
     func append(_ entries: [Entry], onCommitted: (@Sendable () -> Void)? = nil) async throws -> LSN {
         precondition(!entries.isEmpty, "append needs at least one event")
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withUnsafeThrowingContinuation { continuation in
             let startDrain = mutable.withLock { s -> Bool? in
                 if s.isClosed { return nil }
                 s.jobs.append(Job(entries: entries, onCommitted: onCommitted, continuation: continuation))

@@ -91,6 +91,52 @@ struct RowDecoderTests {
         #"not json"#,
     ]
 
+    @Test("one decoder reused row after row gives each row what a fresh decoder gives, also after a failed row")
+    func reusedDecoder() throws {
+        let reused = TapeDecoder()
+        // Every todo case twice, in order and reversed, so each follows a longer, a shorter,
+        // a failed and a nested one.
+        let cases = Self.todoCases + Self.todoCases.reversed()
+        for json in cases {
+            let data = Data(json.utf8)
+            let fresh = Self.outcome(TodoRow.self) { try RowDecoder().decode(TodoRow.self, from: data) }
+            #expect(Self.outcome(TodoRow.self) { try reused.decodeRow(TodoRow.self, from: data) } == fresh, "\(json)")
+        }
+        for json in Self.nestedCases + Self.nestedCases.reversed() {
+            let data = Data(json.utf8)
+            let fresh = Self.outcome(Nested.self) { try RowDecoder().decode(Nested.self, from: data) }
+            #expect(Self.outcome(Nested.self) { try reused.decodeRow(Nested.self, from: data) } == fresh, "\(json)")
+        }
+        // A detail document (thousands of nodes, nested containers) between two list rows.
+        let body = try decompressedFixture("pokeapi/api/v2/pokemon/6.json.gz")
+        let document = try #require(try RowExtraction.extract(body, for: Resource.document("p", path: "/p")).rows.first)
+        let entry = Data(#"{"name":"charizard","url":"https://pokeapi.co/api/v2/pokemon/6/"}"#.utf8)
+        #expect(try reused.decodeRow(NamedRef.self, from: entry) == NamedRef(name: "charizard", url: "https://pokeapi.co/api/v2/pokemon/6/"))
+        #expect(try reused.decodeRow(FullPokemon.self, from: document.json) == (try JSONDecoder().decode(FullPokemon.self, from: body)))
+        #expect(try reused.decodeRow(NamedRef.self, from: entry) == NamedRef(name: "charizard", url: "https://pokeapi.co/api/v2/pokemon/6/"))
+    }
+
+    @Test("a snapshot decodes rows of every shape in order and names the first row that does not fit")
+    func snapshotReusesDecoder() throws {
+        let good = [#"{"userId":1,"id":1,"title":"a","completed":true}"#,
+                    #"{"completed":false,"id":2,"title":"a much longer title \u00e9 with an escape","userId":7}"#,
+                    #"{"userId":1,"id":3,"title":"c","completed":true,"extra":{"deep":[1,2,{"x":null}]}}"#]
+        let rows = good.enumerated().map { Row(id: "r\($0.offset)", json: Data($0.element.utf8)) }
+        let snapshot = Snapshot(collection: "todos", rows: rows, syncMark: nil, status: .fresh, lsn: .zero)
+        #expect(try snapshot.decodeRows(TodoRow.self) == [TodoRow(userId: 1, id: 1, title: "a", completed: true),
+                                                          TodoRow(userId: 7, id: 2, title: "a much longer title é with an escape", completed: false),
+                                                          TodoRow(userId: 1, id: 3, title: "c", completed: true)])
+        #expect(try snapshot.decodeIdentifiedRows(TodoRow.self).map(\.id) == ["r0", "r1", "r2"])
+        let bad = Snapshot(collection: "todos", rows: rows + [Row(id: "r3", json: Data(#"{"userId":1,"id":"4","title":"d","completed":true}"#.utf8))] + rows,
+                           syncMark: nil, status: .fresh, lsn: .zero)
+        #expect(throws: RowDecodingError.self) { try bad.decodeRows(TodoRow.self) }
+        do {
+            _ = try bad.decodeRows(TodoRow.self)
+        } catch let error as RowDecodingError {
+            #expect(error.rowID == "r3")
+        }
+    }
+
     @Test("a todo decodes, or fails with the same error case and coding path", arguments: todoCases)
     func todoOutcomes(json: String) { Self.same(TodoRow.self, Data(json.utf8)) }
 
