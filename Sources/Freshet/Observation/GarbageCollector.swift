@@ -23,6 +23,9 @@ final class GarbageCollector: Sendable {
         /// sleep at once); after two the timer parks until an earlier deadline comes.
         var earlyWakes = 0
         var parked = false
+        /// Passes the timer ran to their end (for tests: ``waitForPasses(_:)``).
+        var passes = 0
+        var passWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Mutex<State>
@@ -87,14 +90,42 @@ final class GarbageCollector: Sendable {
         }
     }
 
+    /// A pass the timer started has ended (evicting or not).
+    func passEnded() {
+        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.passes += 1
+            let passes = s.passes
+            let ready = s.passWaiters.filter { $0.count <= passes }.map(\.continuation)
+            s.passWaiters.removeAll { $0.count <= passes }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Suspends until the timer has run `count` passes to their end since the store opened
+    /// (for tests, which then assert on what the pass did, with no wait on the wall clock).
+    func waitForPasses(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { s -> Bool in
+                if s.passes >= count { return true }
+                s.passWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// Stops the timer for good (the store is closing).
     func stop() {
-        state.withLock { s in
+        state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.stopped = true
             s.task?.cancel()
             s.task = nil
             s.lastUsed = [:]
-        }
+            let waiters = s.passWaiters.map(\.continuation)
+            s.passWaiters = []
+            return waiters
+        }.forEach { $0.resume() }
     }
 
     private func start(_ s: inout State, for date: Date) {

@@ -90,6 +90,7 @@ extension Store {
             } catch {
                 // Nothing was evicted; the next use of a collection sets the timer again.
             }
+            self.garbageCollector.passEnded()
         }
     }
 }
