@@ -55,7 +55,7 @@ extension LogRecord {
         case .checkpoint(let c):
             return "state through LSN \(c.throughLSN) (\(c.entries.count) entries), \(c.removedCount) older records removed, \(c.keptLSNs.count) kept"
         case .evicted(let e):
-            return "evicted after \(Self.seconds(e.unobservedMicros)) unobserved (gcTime \(Self.seconds(e.gcTimeMicros))): rows and SyncMark removed; the next observe refetches"
+            return "evicted after \(Self.seconds(e.unobservedMicros)) unobserved (gcTime \(Self.seconds(e.gcTimeMicros)))"
         }
     }
 

@@ -43,7 +43,7 @@ struct GarbageCollectionTests {
             #expect(record.collection == "comments{postId=3}")
             #expect(record.event == Self.evicted300)
             #expect(record.timestamp == h.date(300))
-            #expect(record.summary == "evicted after 300 s unobserved (gcTime 300 s): rows and SyncMark removed; the next observe refetches")
+            #expect(record.summary == "evicted after 300 s unobserved (gcTime 300 s)")
 
             var observer = h.store.observe(Self.comments).makeAsyncIterator()
             let first = try #require(try await observer.next())
@@ -250,6 +250,17 @@ struct GarbageCollectionTests {
             #expect(seen.last?.rows.map(\.id) == ["a", "b"])
             #expect(h.transport.requests.count == 2)
         }
+    }
+
+    @Test("an evicted record is the bytes docs/log-format.md §6.13 gives (the fuzz seed), and old kinds still decode")
+    func recordBytes() throws {
+        let seed = Array(try Data(contentsOf: FuzzRegressionTests.corpus.appendingPathComponent("record/evicted-unsealed")))
+        let record = LogRecord(lsn: 1, timestamp: Date(timeIntervalSince1970: 1_767_225_900), collection: "items", event: Self.evicted300)
+        let bytes = record.encoded()
+        #expect(Array(bytes.dropLast(4)) == seed)
+        #expect(bytes[1] == 0x0b)
+        #expect(try LogRecord.decode(bytes, expectedLSN: 1) == record)
+        #expect(EventKind(rawValue: 11) == .evicted && EventKind.allCases.count == 11)
     }
 
     @Test("an observed key evicted by another process: this process learns it by external-change detection and refetches")
