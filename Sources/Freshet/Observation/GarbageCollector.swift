@@ -71,9 +71,10 @@ final class GarbageCollector: Sendable {
         state.withLock { Usage(lastUsed: $0.lastUsed, openedAt: $0.openedAt) }
     }
 
-    /// Forgets collections the store no longer holds (evicted, or gone with a sign-out).
-    func forget(allBut present: Set<String>) {
-        state.withLock { s in s.lastUsed = s.lastUsed.filter { present.contains($0.key) } }
+    /// Forgets collections the store no longer holds (evicted, or gone with a sign-out), last
+    /// used before `date` (a collection first used since the caller read the store stays).
+    func forget(allBut present: Set<String>, usedBefore date: Date) {
+        state.withLock { s in s.lastUsed = s.lastUsed.filter { present.contains($0.key) || $0.value >= date } }
     }
 
     /// Sets the timer for `date` when it is earlier than the time it is set for (or it is

@@ -15,8 +15,9 @@ extension Store {
     /// fetch attempt; local-only collections are never evicted), no unresolved mutation names
     /// it, nobody in this process observes it, no refresh of it is in flight, its gc time
     /// (``gcTime(for:)``) is not ``GCTime/never``, and it has not been used for that long —
-    /// used meaning an observation of it ended, ``snapshot(_:)`` read it or a commit touched
-    /// it; a collection not used since the store opened counts from the open. All of the
+    /// used meaning an observation of it ended, ``snapshot(_:)`` read it, a commit touched it
+    /// or (from its SyncMark, whichever process made it) a fetch was attempted; a collection
+    /// not used since the store opened counts from the open. All of the
     /// pass's evictions are appended as one batch (one `evicted` event per collection, one
     /// transaction); the fold removes each collection's rows and SyncMark (docs/queries.md,
     /// "Garbage collection"). The collector's timer is then set for the next collection to
@@ -39,7 +40,9 @@ extension Store {
         for (collection, mark) in stored.marks {
             guard mark.wasFetched, !stored.pending.contains(collection), !observed.contains(collection),
                   !refreshes.isFetching(collection), let gc = gcTime(for: collection) else { continue }
-            let since = usage.lastUsed[collection] ?? usage.openedAt
+            // The last fetch attempt counts as a use too, whichever process made it (this one
+            // may not have seen another process's commit yet).
+            let since = max(usage.lastUsed[collection] ?? usage.openedAt, mark.lastAttemptAt ?? .distantPast)
             let deadline = since.addingTimeInterval(gc.timeInterval)
             if deadline <= now {
                 let unobserved = Event.Evicted(unobservedMicros: max(0, ByteWriter.micros(now) - ByteWriter.micros(since)), gcTimeMicros: ReadPolicy.micros(gc))
@@ -48,7 +51,7 @@ extension Store {
                 next = min(next ?? deadline, deadline)
             }
         }
-        garbageCollector.forget(allBut: Set(stored.marks.map(\.0)).subtracting(due.map(\.collection)))
+        garbageCollector.forget(allBut: Set(stored.marks.map(\.0)).subtracting(due.map(\.collection)), usedBefore: now)
         garbageCollector.schedule(next)
         guard !due.isEmpty else { return [] }
         try await append(due)
