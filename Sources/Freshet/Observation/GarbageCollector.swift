@@ -25,7 +25,33 @@ final class GarbageCollector: Sendable {
         var parked = false
         /// Passes the timer ran to their end (for tests: ``waitForPasses(_:)``).
         var passes = 0
-        var passWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Tests waiting for a pass count or a timer setting (``waitForPasses(_:)``,
+        /// ``waitUntilScheduled(by:)``), by ID.
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiterID: UInt64 = 0
+
+        /// The continuations of the waiters whose condition holds now, removed.
+        mutating func satisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
+            let ready = waiters.filter { holds($0.value.condition) }
+            for id in ready.keys { waiters[id] = nil }
+            return ready.values.map(\.continuation)
+        }
+
+        func holds(_ condition: Waiter.Condition) -> Bool {
+            switch condition {
+            case .passes(let n): passes >= n
+            case .scheduled(let date): !parked && scheduled.map { $0 <= date } ?? false
+            }
+        }
+    }
+
+    private struct Waiter: Sendable {
+        enum Condition: Sendable {
+            case passes(Int)
+            case scheduled(Date)
+        }
+        var condition: Condition
+        var continuation: CheckedContinuation<Void, Never>
     }
 
     private let state: Mutex<State>
@@ -81,38 +107,57 @@ final class GarbageCollector: Sendable {
     /// not set); nil changes nothing.
     func schedule(_ date: Date?) {
         guard let date else { return }
-        state.withLock { s in
-            guard !s.stopped else { return }
-            if let scheduled = s.scheduled, scheduled <= date { return }
+        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            guard !s.stopped else { return [] }
+            if let scheduled = s.scheduled, scheduled <= date { return [] }
             s.scheduled = date
             s.parked = false
             s.earlyWakes = 0
             start(&s, for: date)
+            return s.satisfiedWaiters()
         }
+        for continuation in ready { continuation.resume() }
     }
 
     /// A pass the timer started has ended (evicting or not).
     func passEnded() {
         let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.passes += 1
-            let passes = s.passes
-            let ready = s.passWaiters.filter { $0.count <= passes }.map(\.continuation)
-            s.passWaiters.removeAll { $0.count <= passes }
-            return ready
+            return s.satisfiedWaiters()
         }
         for continuation in ready { continuation.resume() }
     }
 
     /// Suspends until the timer has run `count` passes to their end since the store opened
     /// (for tests, which then assert on what the pass did, with no wait on the wall clock).
+    /// Returns early when the calling task is cancelled.
     func waitForPasses(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { s -> Bool in
-                if s.passes >= count { return true }
-                s.passWaiters.append((count, continuation))
-                return false
+        await wait(for: .passes(count))
+    }
+
+    /// Suspends until the timer is set for `date` or earlier (for tests: a commit's use is
+    /// recorded on the writer's queue after the append returns, so a test waits for it before
+    /// it moves the clock). Returns early when the calling task is cancelled.
+    func waitUntilScheduled(by date: Date) async {
+        await wait(for: .scheduled(date))
+    }
+
+    private func wait(for condition: Waiter.Condition) async {
+        let id = state.withLock { s -> UInt64 in
+            s.nextWaiterID += 1
+            return s.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { s -> Bool in
+                    if s.holds(condition) || s.stopped || Task.isCancelled { return true }
+                    s.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()
         }
     }
 
@@ -123,8 +168,8 @@ final class GarbageCollector: Sendable {
             s.task?.cancel()
             s.task = nil
             s.lastUsed = [:]
-            let waiters = s.passWaiters.map(\.continuation)
-            s.passWaiters = []
+            let waiters = s.waiters.values.map(\.continuation)
+            s.waiters = [:]
             return waiters
         }.forEach { $0.resume() }
     }
@@ -156,7 +201,9 @@ final class GarbageCollector: Sendable {
         let run = state.withLock { s -> Bool in
             guard s.scheduled == date, !s.stopped, !s.parked else { return false }
             s.task = nil
-            if now() < date {
+            // A millisecond of slack: the sleep was rounded up to whole milliseconds, and
+            // `Date` sums may differ in the last bit.
+            if now() < date.addingTimeInterval(-0.001) {
                 // The clock returned before the date got there (a test double answering every
                 // sleep at once): try once more, then wait for an earlier deadline.
                 s.earlyWakes += 1

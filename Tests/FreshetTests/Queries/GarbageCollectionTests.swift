@@ -29,6 +29,7 @@ struct GarbageCollectionTests {
             h.transport.on("/comments?postId=3", reply: ItemsFixture.reply(["1", "2"]), ItemsFixture.reply(["1", "2", "3"]))
             let key = Self.comments.collection
             try await h.store.refresh(Self.comments)
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             await h.clock.advance(by: .seconds(299))
             #expect(try h.store.readSnapshot(key).rows.map(\.id) == ["1", "2"])
             await h.clock.advance(by: .seconds(1))
@@ -63,6 +64,7 @@ struct GarbageCollectionTests {
             var second: Observation.AsyncIterator? = h.store.observe("items").makeAsyncIterator()
             #expect(try await first?.next()?.rows.count == 1)
             #expect(try await second?.next()?.rows.count == 1)
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             // The timer set by the fetch fires at 300 s: the pass finds the key observed.
             await h.clock.advance(by: .seconds(1000))
             await h.store.garbageCollector.waitForPasses(1)
@@ -71,6 +73,7 @@ struct GarbageCollectionTests {
             await h.clock.advance(by: .seconds(500))
             #expect(try h.store.readSnapshot("items").rows.count == 1)
             second = nil // the last one leaves at 1,500 s
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(1800))
             await h.clock.advance(by: .seconds(299))
             #expect(try h.store.readSnapshot("items").rows.count == 1)
             await h.clock.advance(by: .seconds(1))
@@ -89,6 +92,7 @@ struct GarbageCollectionTests {
         try await withScriptedStore(.collecting()) { h in
             h.transport.on("/items", reply: ItemsFixture.reply(["a"]))
             try await h.store.refresh(ItemsFixture.resource())
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             await h.clock.advance(by: .seconds(200))
             #expect(try h.store.snapshot("items").rows.count == 1)
             await h.clock.advance(by: .seconds(100))
@@ -112,6 +116,7 @@ struct GarbageCollectionTests {
             let edited = Row(id: "1", json: Data(#"{"id":"1","v":2}"#.utf8))
             _ = try await h.store.mutate(Mutation(name: "editTodo", ops: [.upsert(edited, in: "todos")],
                                                   request: .init(method: .patch, path: "/todos/1", body: Data(#"{"v":2}"#.utf8))))
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             await h.clock.advance(by: .seconds(300))
             await h.store.garbageCollector.waitForPasses(1)
             #expect(try h.store.collections() == ["favourites", "todos"])
@@ -138,6 +143,7 @@ struct GarbageCollectionTests {
             h.transport.on("/items", reply: .status(500))
             await #expect(throws: FetchError.self) { try await h.store.refresh(ItemsFixture.resource()) }
             try await h.store.invalidate("never-fetched")
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             await h.clock.advance(by: .seconds(400))
             await h.store.garbageCollector.waitForPasses(1)
             #expect(try h.store.collections() == ["never-fetched"])
@@ -149,6 +155,7 @@ struct GarbageCollectionTests {
         try await withScriptedStore(.collecting()) { h in
             h.transport.on("/items", reply: ItemsFixture.reply(["a", "b"]))
             try await h.store.refresh(ItemsFixture.resource())
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             await h.clock.advance(by: .seconds(300))
             await h.store.garbageCollector.waitForPasses(1)
             let report = try h.store.verify()
@@ -179,6 +186,7 @@ struct GarbageCollectionTests {
             try await withScriptedStore(.collecting()) { h in
                 h.transport.on("/items", reply: ItemsFixture.reply(["a"]))
                 try await h.store.refresh(ItemsFixture.resource())
+                await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
                 await h.clock.advance(by: .seconds(300))
                 await h.store.garbageCollector.waitForPasses(1)
                 var lines: [String] = []
@@ -205,6 +213,7 @@ struct GarbageCollectionTests {
                 h.transport.on("/comments?postId=\(i + 1)", reply: ItemsFixture.reply(["c\(i + 1)"]))
                 try await h.store.refresh(key)
             }
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))
             await h.clock.advance(by: .seconds(300))
             await h.store.garbageCollector.waitForPasses(1)
             let evictions = try h.store.allRecords().filter { $0.kind == .evicted }
@@ -230,6 +239,7 @@ struct GarbageCollectionTests {
             try await h.store.refresh(kept)
             #expect(h.store.gcTime(for: "short") == .seconds(60))
             #expect(h.store.gcTime(for: "items") == nil)
+            await h.store.garbageCollector.waitUntilScheduled(by: h.date(60))
             await h.clock.advance(by: .seconds(60))
             await h.store.garbageCollector.waitForPasses(1)
             #expect(try h.store.collections() == ["items"])
