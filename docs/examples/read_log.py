@@ -168,7 +168,7 @@ def iso(micros):
 KINDS = {
     1: "fetched", 2: "notModified", 3: "fetchFailed", 4: "changed", 5: "mutationProposed",
     6: "mutationConfirmed", 7: "mutationRolledBack", 8: "invalidated", 9: "localWrite",
-    10: "checkpoint",
+    10: "checkpoint", 11: "evicted",
 }
 KIND_CODES = {name: code for code, name in KINDS.items()}
 RESERVED = set()  # no reserved kind left: `checkpoint` (0a) has its payload (section 6.12)
@@ -355,6 +355,14 @@ def decode_payload(kind, buf):
         return decode_rolled_back(buf)
     if kind == "checkpoint":
         return decode_checkpoint(buf)
+    if kind == "evicted":  # section 6.13
+        e = {"unobservedMicros": 0, "gcTimeMicros": 0}
+        for tag, value in fields(buf):
+            if tag == 1:
+                e["unobservedMicros"] = as_int(value)
+            elif tag == 2:
+                e["gcTimeMicros"] = as_int(value)
+        return e
     raise FormatError("event kind %s is reserved and has no payload format yet" % kind)
 
 
@@ -639,6 +647,8 @@ def encode_payload(kind, e):
         encode_mutation(kind, e, w)
     elif kind == "checkpoint":
         encode_checkpoint(e, w)
+    elif kind == "evicted":
+        w.int(1, e["unobservedMicros"]).int(2, e["gcTimeMicros"])
     else:
         raise ValueError("cannot encode %s" % kind)
     return bytes(w.buf)
@@ -727,6 +737,9 @@ def summary(r):
         return ", ".join(parts)
     if k == "mutationRolledBack":
         return "%s rolled back%s: %s" % (show_id(e["id"]), "" if e["status"] is None else ", %d" % e["status"], e["reason"])
+    if k == "evicted":
+        return "evicted after %s unobserved (gcTime %s)" % (
+            "%g s" % (e["unobservedMicros"] / 1e6), "%g s" % (e["gcTimeMicros"] / 1e6))
     if k == "checkpoint":
         return "state through LSN %d (%d entries), %d older records removed, %d kept" % (
             e["throughLSN"], len(e["entries"]), e["removedCount"], len(e["keptLSNs"]))
@@ -862,6 +875,7 @@ class State:
         self.rows, self.index, self.marks = {}, {}, {}
         self.pending, self.mutations, self.id_map, self.confirmed = {}, {}, {}, {}
         self.proposals = {}  # LSN → mutationProposed event: what the fold reads back from `log`
+        self.proposal_collections = {}  # LSN → that record's collection
         self.checkpoint = None  # meta.checkpoint: the LSN of the latest checkpoint folded
 
     def load_checkpoint(self, e, kept):
@@ -876,6 +890,7 @@ class State:
                 self.index[key[:-8] + row_id.encode("utf-8")] = key[-8:]
         for lsn, r in kept.items():
             self.proposals[lsn] = r["event"]
+            self.proposal_collections[lsn] = r["collection"]
 
     def _pos(self, ckey, row_id):
         v = self.index.get(ckey + row_id.encode("utf-8"))
@@ -978,6 +993,28 @@ class State:
                 changed = True
         return changed
 
+    # ---- garbage collection (docs/log-format.md 10.8)
+
+    def fold_evicted(self, r):
+        name = r["collection"]
+        old = self.marks.get(name.encode("utf-8"))
+        if old is None:
+            return
+        m = decode_mark(old)
+        if m["fetchedLSN"] is None and m["validatedAt"] is None and m["lastAttemptAt"] is None:
+            return  # never fetched: local-only
+        for key in self.pending:
+            lsn = struct.unpack(">Q", key)[0]
+            p = self.proposals[lsn]
+            named = {self.proposal_collections.get(lsn, "")} | {op["collection"] for op in p["ops"]}
+            if p["confirmation"]["kind"] == 1:
+                named.add(p["confirmation"]["collection"])
+            if name in named:
+                return  # a pending mutation names it
+        ckey = collection_key(name)
+        self._remove_positions(ckey, 0, None)
+        del self.marks[name.encode("utf-8")]
+
     # ---- mutations (docs/log-format.md 10.7)
 
     def _touch(self, r):
@@ -1006,6 +1043,7 @@ class State:
             self.mutations[e["id"]] = bytes([MUTATION_PENDING]) + struct.pack(">Q", lsn)
             self.pending[struct.pack(">Q", lsn)] = e["id"]
             self.proposals[lsn] = e
+            self.proposal_collections[lsn] = r["collection"]
             self._touch(r)
         elif k == "mutationConfirmed":
             proposal = self._resolve(r, MUTATION_CONFIRMED)
@@ -1088,6 +1126,8 @@ class State:
             return
         if r["kind"] in ("mutationProposed", "mutationConfirmed", "mutationRolledBack"):
             return self.fold_mutation(r)
+        if r["kind"] == "evicted":
+            return self.fold_evicted(r)
         name, e, k, t = r["collection"], r["event"], r["kind"], r["timestampMicros"]
         ckey = collection_key(name)
         old = self.marks.get(name.encode("utf-8"))

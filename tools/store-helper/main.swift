@@ -12,6 +12,8 @@
 //                               append a `mutationConfirmed` for mutation ID (a UUID) whose
 //                               server row is ROW in COLLECTION, `{"by":"helper"}`; print
 //                               `confirmed LSN` and exit 0, or `error CODE MESSAGE`, exit 3
+//   evict DIR COLLECTION        append an `evicted` event for COLLECTION (garbage collection
+//                               in another process); print `evicted LSN` and exit 0
 //   compact DIR KILLAT          compact DIR keeping nothing, with a progress call every 10
 //                               records; at the KILLAT-th call (from 1) SIGKILL itself; when it
 //                               finishes first, print `compacted LSN` (the checkpoint's) and exit 0
@@ -100,6 +102,26 @@ case "append":
     store.close()
     say("done \(last)")
     exit(0)
+
+case "evict":
+    guard arguments.count == 3 else { fail("usage: freshet-store-helper evict DIR COLLECTION") }
+    var configuration = Configuration(durability: .relaxed)
+    configuration.sendsMutations = false
+    configuration.gcTime = .never
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    do {
+        let lsn = try await store.append(.evicted(Event.Evicted(unobservedMicros: 600_000_000, gcTimeMicros: 300_000_000)), to: arguments[2])
+        store.close()
+        say("evicted \(lsn)")
+        exit(0)
+    } catch {
+        fail("evict \(arguments[2]) failed: \(error)")
+    }
 
 case "confirm":
     guard arguments.count == 5, let uuid = UUID(uuidString: arguments[2]) else {

@@ -76,6 +76,9 @@ extension Event {
         case .mutationConfirmed(let c): w.encode(c)
         case .mutationRolledBack(let r): w.encode(r)
         case .checkpoint(let c): w.encode(c)
+        case .evicted(let e):
+            w.field(1, int: e.unobservedMicros)
+            w.field(2, int: e.gcTimeMicros)
         }
     }
 
@@ -194,6 +197,16 @@ extension Event {
         case .mutationConfirmed: return .mutationConfirmed(try decodeConfirmed(r))
         case .mutationRolledBack: return .mutationRolledBack(try decodeRolledBack(r))
         case .checkpoint: return .checkpoint(try Checkpoint.decode(r))
+        case .evicted:
+            var e = Evicted(unobservedMicros: 0, gcTimeMicros: 0)
+            try r.fields { tag, v in
+                switch tag {
+                case 1: e.unobservedMicros = try v.int()
+                case 2: e.gcTimeMicros = try v.int()
+                default: break
+                }
+            }
+            return .evicted(e)
         }
     }
 }

@@ -25,6 +25,9 @@ public enum Event: Sendable, Hashable {
     case mutationRolledBack(MutationRolledBack)
     /// Written by compaction: the folded state through an LSN (docs/log-format.md §6.11).
     case checkpoint(Checkpoint)
+    /// Garbage collection removed the collection's rows and SyncMark: nobody had observed it
+    /// for its gc time (docs/log-format.md §6.13, docs/queries.md "Garbage collection").
+    case evicted(Evicted)
 
     public var kind: EventKind {
         switch self {
@@ -38,6 +41,7 @@ public enum Event: Sendable, Hashable {
         case .mutationConfirmed: .mutationConfirmed
         case .mutationRolledBack: .mutationRolledBack
         case .checkpoint: .checkpoint
+        case .evicted: .evicted
         }
     }
 }
@@ -150,6 +154,25 @@ extension Event {
     public struct Invalidated: Sendable, Hashable {
         public var reason: String?
         public init(reason: String? = nil) { self.reason = reason }
+    }
+
+    /// Garbage collection evicted a collection nobody had observed for its gc time
+    /// (TanStack Query's `gcTime`): the fold removes its rows and its SyncMark, unless a
+    /// pending mutation names it or it was never fetched (a local-only collection), in which
+    /// case the fold changes nothing (docs/log-format.md §10.8). Both durations are for
+    /// people and `freshet why`; the fold does not read them.
+    public struct Evicted: Sendable, Hashable {
+        /// How long nobody in the evicting process had observed, read or written the
+        /// collection, in microseconds.
+        public var unobservedMicros: Int64
+        /// The gc time that applied (``Configuration/gcTime`` or the resource's own), in
+        /// microseconds.
+        public var gcTimeMicros: Int64
+
+        public init(unobservedMicros: Int64, gcTimeMicros: Int64) {
+            self.unobservedMicros = unobservedMicros
+            self.gcTimeMicros = gcTimeMicros
+        }
     }
 }
 

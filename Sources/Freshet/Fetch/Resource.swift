@@ -69,6 +69,9 @@ public struct Resource: Sendable, Hashable {
     public var pageLoading: PageLoading
     /// When the rows are stale; nil: ``Configuration/defaultFreshness``.
     public var freshness: FreshnessPolicy?
+    /// How long the collection is kept once nobody observes it; nil: ``Configuration/gcTime``.
+    /// Applies once the store knows the resource (observed, refreshed or registered in this process).
+    public var gcTime: GCTime?
 
     public init(collection: String, path: String, query: [String: String] = [:], rows: RowLocation, id: RowIdentity, paging: Paging = .none, freshness: FreshnessPolicy? = nil,
                 pageLoading: PageLoading = .all) {

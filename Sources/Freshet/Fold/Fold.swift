@@ -13,6 +13,7 @@ enum Fold {
         case .mutationConfirmed(let c): return try applyConfirmed(c, record: record, state: state, in: txn)
         case .mutationRolledBack(let r): return try applyRolledBack(r, record: record, state: state, in: txn)
         case .checkpoint: return try applyCheckpoint(record, state: state, in: txn)
+        case .evicted: return try applyEvicted(record, state: state, in: txn)
         default: break
         }
         let collection = record.collection
@@ -96,7 +97,7 @@ enum Fold {
             mark.invalidatedAt = time
             mark.invalidatedLSN = record.lsn
 
-        case .mutationProposed, .mutationConfirmed, .mutationRolledBack, .checkpoint:
+        case .mutationProposed, .mutationConfirmed, .mutationRolledBack, .checkpoint, .evicted:
             break // handled above
         }
         if rowsChanged { mark.rowsLSN = record.lsn }

@@ -127,6 +127,9 @@ extension LogRecord {
             o.field("keptLSNs") { w in w.array { a in for lsn in c.keptLSNs { a.element { $0.number(lsn.rawValue) } } } }
             o.field("removedCount", number: c.removedCount)
             o.field("entries", number: c.entries.count)
+        case .evicted(let e):
+            o.field("unobservedMicros", number: e.unobservedMicros)
+            o.field("gcTimeMicros", number: e.gcTimeMicros)
         }
         o.write(into: &writer)
     }

@@ -54,7 +54,14 @@ extension LogRecord {
             return "\(r.id) rolled back\(r.status.map { ", \($0)" } ?? ""): \(r.reason)"
         case .checkpoint(let c):
             return "state through LSN \(c.throughLSN) (\(c.entries.count) entries), \(c.removedCount) older records removed, \(c.keptLSNs.count) kept"
+        case .evicted(let e):
+            return "evicted after \(Self.seconds(e.unobservedMicros)) unobserved (gcTime \(Self.seconds(e.gcTimeMicros)))"
         }
+    }
+
+    /// Microseconds as seconds for a person: `300 s`, `1.5 s`.
+    static func seconds(_ micros: Int64) -> String {
+        String(format: "%g s", Double(micros) / 1_000_000)
     }
 
     private static func rows(_ rows: [Row]) -> String {
@@ -149,6 +156,9 @@ extension LogRecord {
             o["keptLSNs"] = c.keptLSNs.map(\.rawValue)
             o["removedCount"] = c.removedCount
             o["entries"] = c.entries.count
+        case .evicted(let e):
+            o["unobservedMicros"] = e.unobservedMicros
+            o["gcTimeMicros"] = e.gcTimeMicros
         }
         return o
     }

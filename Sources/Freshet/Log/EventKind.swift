@@ -21,6 +21,8 @@ public enum EventKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
     case localWrite = 9
     /// Written by compaction: the folded state up to an LSN.
     case checkpoint = 10
+    /// Garbage collection removed an unobserved collection's rows and SyncMark.
+    case evicted = 11
 
     /// The name used by `freshet dump` and in docs, such as `fetchFailed`.
     public var name: String {
@@ -35,6 +37,7 @@ public enum EventKind: UInt8, Sendable, Hashable, CaseIterable, CustomStringConv
         case .invalidated: "invalidated"
         case .localWrite: "localWrite"
         case .checkpoint: "checkpoint"
+        case .evicted: "evicted"
         }
     }
 

@@ -88,10 +88,14 @@ final class ObserverHub: Sendable {
     private let read: @Sendable (String) throws -> Snapshot
     /// Told of every snapshot read for observers (the staleness timer).
     private let delivered: @Sendable (String, Snapshot) -> Void
+    /// Told when a collection's last observation ends (garbage collection's clock starts).
+    private let unobserved: @Sendable (String) -> Void
 
-    init(read: @escaping @Sendable (String) throws -> Snapshot, delivered: @escaping @Sendable (String, Snapshot) -> Void = { _, _ in }) {
+    init(read: @escaping @Sendable (String) throws -> Snapshot, delivered: @escaping @Sendable (String, Snapshot) -> Void = { _, _ in },
+         unobserved: @escaping @Sendable (String) -> Void = { _ in }) {
         self.read = read
         self.delivered = delivered
+        self.unobserved = unobserved
     }
 
     /// `afterFirst` runs on the delivery queue once the first snapshot is sent, so work it
@@ -104,7 +108,12 @@ final class ObserverHub: Sendable {
         // refresh that `afterFirst` starts cannot replace it with `refreshing`.
         let buffer = SnapshotBuffer { [weak self] in
             guard let self else { return }
-            _ = self.subscribers.withLock { $0[collection]?.removeValue(forKey: id) }
+            let last = self.subscribers.withLock { s -> Bool in
+                guard s[collection]?.removeValue(forKey: id) != nil, s[collection]?.isEmpty == true else { return false }
+                s[collection] = nil
+                return true
+            }
+            if last { self.unobserved(collection) }
         }
         // Registering and the first read happen on the delivery queue, so a commit is
         // either already visible to the first read or delivered after it — never lost.
@@ -170,6 +179,9 @@ final class ObserverHub: Sendable {
         }
         delivered(collection, snapshot)
         let shown = Shown(snapshot)
+        // The SyncMark an observer was shown is gone: garbage collection evicted the
+        // collection (here, in a race with this observation starting, or in another process).
+        let evicted = snapshot.syncMark == nil && targets.values.contains { ($0.last?.lsn ?? .zero) != .zero }
         // Observers that last saw the same delivery (usually all of them) share one comparison.
         var compared: (last: Shown, same: Bool)?
         var sent = 0
@@ -189,5 +201,7 @@ final class ObserverHub: Sendable {
             sent += 1
         }
         if sent > 0 { emitted.add(sent, ordering: .relaxed) }
+        // An `observe(resource)` refetches it, as it would on a first observation of an empty key.
+        if evicted, let refetch = targets.values.lazy.compactMap(\.onStale).first { refetch() }
     }
 }

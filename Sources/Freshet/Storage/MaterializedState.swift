@@ -145,6 +145,16 @@ struct MaterializedState {
         try txn.put(dbs.marks, key: Array(collection.utf8), value: mark.encoded())
     }
 
+    /// Removes the collection's mark: from the commit's cache when there is one (deleted
+    /// when the commit ends), else from the database at once.
+    func removeSyncMark(_ collection: String, in txn: borrowing Transaction) throws {
+        if let marks {
+            marks.remove(collection)
+            return
+        }
+        _ = try txn.delete(dbs.marks, key: Array(collection.utf8))
+    }
+
     /// The position of `id`, if the collection holds it.
     func position(of id: String, prefix: [UInt8], in txn: borrowing Transaction) throws -> UInt64? {
         try txn.withValue(dbs.rowIndex, key: Keys.index(prefix, id: id)) { v in

@@ -33,6 +33,13 @@ final class SyncMarkCache: @unchecked Sendable {
         dirty.insert(collection)
     }
 
+    /// Records that the collection has no mark any more (an eviction); its stored mark is
+    /// deleted by ``flush(into:database:)``.
+    func remove(_ collection: String) {
+        entries[collection] = .some(nil)
+        dirty.insert(collection)
+    }
+
     func checkpoint() -> Checkpoint { Checkpoint(entries: entries, dirty: dirty) }
 
     func restore(_ checkpoint: Checkpoint) {
@@ -40,11 +47,13 @@ final class SyncMarkCache: @unchecked Sendable {
         dirty = checkpoint.dirty
     }
 
-    /// Writes every changed mark, once each, and forgets which changed.
+    /// Writes every changed mark, once each (deletes a removed one), and forgets which changed.
     func flush(into txn: borrowing Transaction, database: Database) throws {
         for collection in dirty.sorted() {
-            if case .some(.some(let mark)) = entries[collection] {
-                try txn.put(database, key: Array(collection.utf8), value: mark.encoded())
+            switch entries[collection] {
+            case .some(.some(let mark)): try txn.put(database, key: Array(collection.utf8), value: mark.encoded())
+            case .some(.none): _ = try txn.delete(database, key: Array(collection.utf8))
+            case .none: break
             }
         }
         dirty = []

@@ -47,6 +47,15 @@ public struct Configuration: Sendable {
     /// clock; nil (the default): only on this process's commits, ``Store/didBecomeActive()``
     /// and explicit calls. Each check is one read transaction.
     public var externalChangeCheckInterval: Duration?
+    /// How long a fetched collection nobody observes is kept before garbage collection evicts
+    /// its rows and SyncMark (TanStack Query's `gcTime`); ``Resource/gcTime`` overrides it per
+    /// resource. Default 24 hours: the value TanStack Query's persistence guide recommends for
+    /// a cache kept on disk (its 5-minute default is for an in-memory cache; a lower `gcTime`
+    /// would drop persisted queries before they could be restored), so a relaunch offline
+    /// still shows yesterday's screens. ``GCTime/never`` turns garbage collection off.
+    /// Collections with pending mutations and local-only collections are never evicted;
+    /// see docs/queries.md, "Garbage collection".
+    public var gcTime: GCTime = .after(.seconds(86_400))
     /// The base URL that relative ``Resource`` paths resolve against, such as
     /// `http://127.0.0.1:8080`. Nil: resources must use absolute URLs.
     public var baseURL: URL?

@@ -26,6 +26,9 @@ public final class Store: Sendable {
     let hub: ObserverHub
     /// Wakes when an observed collection reaches its `staleAt` (one timer per store).
     let stalenessTimer: StalenessTimer
+    /// Garbage collection of unobserved collections: when each was last used, and one timer
+    /// per store (``Configuration/gcTime``).
+    let garbageCollector: GarbageCollector
     /// The file identities this store claimed in ``OpenDirectories``.
     private let claimed: Set<StoreFiles.Identity>
     private let isClosed = Atomic<Bool>(false)
@@ -128,15 +131,26 @@ public final class Store: Sendable {
                 box.store?.hub.becameStale(collections)
             })
             self.stalenessTimer = timer
+            let collector = GarbageCollector(now: dependencies.now, clock: dependencies.clock, gcTime: { collection in
+                box.store?.gcTime(for: collection)
+            }, fire: {
+                box.store?.collectGarbageInBackground()
+            })
+            // A read-only store cannot append evictions: its collector never runs.
+            if !create { collector.stop() }
+            self.garbageCollector = collector
             self.hub = ObserverHub(read: { collection in
                 guard let store = box.store else { throw StoreError(.closed, "the store is closed") }
-                return try store.snapshot(collection)
+                return try store.readSnapshot(collection)
             }, delivered: { collection, snapshot in
                 // Only an idle, fresh collection waits for its staleAt; a fetch's end delivers again.
                 let q = snapshot.query
                 timer.update(collection, staleAt: q.fetch == .idle && !q.isStale ? q.staleAt : nil)
+            }, unobserved: { collection in
+                collector.used([collection])
             })
             self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, maxMapSize: configuration.maxMapSize, didCommit: { collections, _ in
+                collector.used(collections)
                 box.store?.hub.publish(collections)
             })
             self.mutationQueue = MutationQueue(clock: dependencies.clock, sendFirst: { queue, attempt in
@@ -217,6 +231,7 @@ public final class Store: Sendable {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
         mutationQueue.stop()
         stalenessTimer.stop()
+        garbageCollector.stop()
         externalChangePoller.withLock { $0?.cancel() }
         mutationOutcomes.failAll(MutationError(.storage, "the store closed; the mutation stays queued and is sent after the next open"))
         writer.close()
@@ -267,9 +282,21 @@ public final class Store: Sendable {
     }
 
     /// Reads the collection's current projection from the store (no network).
+    ///
+    /// A read counts as a use for garbage collection: the collection's gc time starts again
+    /// (it does not keep the collection the way an observation does; docs/queries.md,
+    /// "Garbage collection").
     /// - Throws: ``StoreError/invalidName`` for a name no collection can have,
     ///   ``StoreError/closed``, or ``StoreError/corruptRecord`` if stored state is malformed.
     public func snapshot(_ collection: String) throws(StoreError) -> Snapshot {
+        let snapshot = try readSnapshot(collection)
+        garbageCollector.used(CollectionOfOne(collection))
+        return snapshot
+    }
+
+    /// ``snapshot(_:)`` without counting as a use (observers' reads: an observed collection
+    /// is never evicted anyway).
+    func readSnapshot(_ collection: String) throws(StoreError) -> Snapshot {
         try checkOpen()
         try Keys.validate(collection: collection)
         let read: (rows: [Row], mark: SyncMark?, pending: [MutationID])
@@ -436,6 +463,10 @@ public final class Store: Sendable {
             for name in r.affected { try Keys.validate(collection: name) }
         case .checkpoint:
             throw StoreError(.invalidEvent, "checkpoint records are written by compaction only (Store.compact), never appended")
+        case .evicted(let e):
+            guard e.unobservedMicros >= 0, e.gcTimeMicros >= 0 else {
+                throw StoreError(.invalidEvent, "evicted for \(collection): unobservedMicros and gcTimeMicros must not be negative")
+            }
         case .notModified, .fetchFailed, .invalidated:
             break
         }

@@ -51,6 +51,7 @@ extension Diagnosis {
             case .notModified: "#2f6fd0"
             case .fetchFailed: "#d03030"
             case .invalidated: "#8a3fb8"
+            case .evicted: "#b8860b"
             default: "#777777"
             }
             svg += ##"<circle class="mark \##(record.kind.name)" cx="\##(f(x(record.timestamp)))" cy="\##(f(markY))" r="5" fill="\##(color)">"##

@@ -6,6 +6,9 @@ import Foundation
 public struct Diagnosis: Sendable {
     /// The situation, most pressing first (the order the snapshot status checks in).
     public enum Verdict: String, Sendable, Hashable {
+        /// Garbage collection evicted it (an `evicted` record, docs/queries.md "Garbage
+        /// collection"): no rows and no SyncMark are stored; the next observe refetches.
+        case evicted
         /// No fetch and no local write of the collection is in the log.
         case neverFetched
         /// Written locally, never fetched: fresh by definition.

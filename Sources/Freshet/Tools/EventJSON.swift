@@ -68,6 +68,9 @@ enum EventJSON {
                 }
             case .invalidated(let i):
                 o.field("reason", string: i.reason)
+            case .evicted(let e):
+                o.field("unobservedMicros", number: e.unobservedMicros)
+                o.field("gcTimeMicros", number: e.gcTimeMicros)
             case .mutationProposed(let p):
                 let m = p.mutation
                 o.field("mutationID", string: p.id.description)
@@ -263,6 +266,11 @@ enum EventJSON {
             return kind == .changed ? .changed(Event.RowChanges(ops)) : .localWrite(Event.RowChanges(ops))
         case .invalidated:
             return .invalidated(Event.Invalidated(reason: try o.optionalString("reason")))
+        case .evicted:
+            let unobserved = try o.int("unobservedMicros")
+            let gcTime = try o.int("gcTimeMicros")
+            guard unobserved >= 0, gcTime >= 0 else { throw o.error("unobservedMicros and gcTimeMicros must not be negative") }
+            return .evicted(Event.Evicted(unobservedMicros: Int64(unobserved), gcTimeMicros: Int64(gcTime)))
         case .mutationProposed:
             var ops: [Mutation.Op] = []
             for op in try o.objects("ops") {

@@ -80,7 +80,13 @@ extension Store {
         func at(_ date: Date?, _ lsn: LSN?) -> String {
             (date.map { " at \(LogRecord.iso8601($0))" } ?? "") + (lsn.map { " (LSN \($0))" } ?? "")
         }
-        guard let mark else { return (.neverFetched, "never fetched: no event of this collection is in the log") }
+        guard let mark else {
+            if let last = timeline.last, case .evicted(let e) = last.event {
+                return (.evicted, "evicted\(at(last.timestamp, last.lsn)) after \(LogRecord.seconds(e.unobservedMicros)) unobserved (gcTime \(LogRecord.seconds(e.gcTimeMicros))): "
+                        + "no rows or SyncMark are stored (the log keeps their history until compaction); the next observe refetches")
+            }
+            return (.neverFetched, "never fetched: no event of this collection is in the log")
+        }
         let lastSync = mark.validatedAt.map { "rows last synced at \(LogRecord.iso8601($0))" } ?? "no rows ever synced"
         if mark.consecutiveFailures > 0, let error = mark.lastError {
             let failures = timeline.reversed().prefix { if case .fetchFailed = $0.event { true } else { false } }

@@ -21,8 +21,10 @@ let scriptedBaseURL = URL(string: "https://api.test")!
 extension Configuration {
     /// A test store on the scripted server: no fsync, `policy` as the default freshness, and
     /// retries without jitter (3 attempts, 1 s, 2 s …) so the backoff instants are exact.
+    /// Garbage collection is off (see ``test(baseURL:freshness:)``).
     static func scripted(freshness policy: FreshnessPolicy = .http, retry: RetryPolicy = RetryPolicy(jitter: 0)) -> Configuration {
         var configuration = Configuration(durability: .none, baseURL: scriptedBaseURL)
+        configuration.gcTime = .never
         configuration.defaultFreshness = policy
         configuration.retry = retry
         return configuration

@@ -34,7 +34,10 @@ struct FuzzRegressionTests {
     func otherSeeds() throws {
         let rows = Dictionary(uniqueKeysWithValues: try Self.inputs("rows").map { ($0.name, FuzzTargets.rows($0.bytes)) })
         #expect(rows == ["data-list": 2, "document": 2, "pokeapi-list": 2])
-        #expect(FuzzTargets.record(try Self.inputs("record")[0].bytes) == 1)  // refused unsealed, decoded sealed
+        // Each refused unsealed, decoded sealed.
+        let records = Dictionary(uniqueKeysWithValues: try Self.inputs("record").map { ($0.name, FuzzTargets.record($0.bytes)) })
+        #expect(records == ["evicted-unsealed": 1, "invalidated-unsealed": 1])
+        #expect(FuzzTargets.jsonLines(try Self.inputs("jsonl").first { $0.name == "evicted" }?.bytes ?? []) == 1)  // the empty last line
         #expect(FuzzTargets.jsonLines(try Self.inputs("jsonl").first { $0.name == "two-lines" }?.bytes ?? []) == 1)  // the empty last line
         #expect(FuzzTargets.run("no-such-target", []) == nil)
     }

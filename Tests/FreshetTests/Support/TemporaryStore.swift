@@ -5,9 +5,12 @@ import FreshetHTTP
 extension Configuration {
     /// Settings for test stores: no fsync (throwaway data), a base URL for relative paths, and
     /// rows fresh for 300 s after the server confirmed them (whatever the response headers say).
+    /// Garbage collection is off: these tests count the clock's sleepers and sleeps, and the
+    /// collector's timer would be one more ("Garbage collection of unobserved keys" turns it on).
     static func test(baseURL: URL? = URL(string: "http://stub.invalid"), freshness: FreshnessPolicy = .maxAge(.seconds(300))) -> Configuration {
         var configuration = Configuration(durability: .none, baseURL: baseURL)
         configuration.defaultFreshness = freshness
+        configuration.gcTime = .never
         return configuration
     }
 }

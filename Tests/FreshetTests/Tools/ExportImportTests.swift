@@ -75,7 +75,7 @@ extension LogToolTests {
 
         @Test("import names the bad line: not JSON, an unknown kind, LSNs out of order; and never writes into a non-empty directory", arguments: [
             ("{\"lsn\":1,\"micros\":0,\"kind\":\"invalidated\",\"collection\":\"a\",\"event\":{}}\n{not json", #"line 2: not a JSON object ("{not json")"#),
-            (#"{"lsn":1,"micros":0,"kind":"teleported","collection":"a","event":{}}"#, "line 1: unknown event kind \"teleported\"; this Freshet knows fetched, notModified, fetchFailed, changed, mutationProposed, mutationConfirmed, mutationRolledBack, invalidated, localWrite, checkpoint"),
+            (#"{"lsn":1,"micros":0,"kind":"teleported","collection":"a","event":{}}"#, "line 1: unknown event kind \"teleported\"; this Freshet knows fetched, notModified, fetchFailed, changed, mutationProposed, mutationConfirmed, mutationRolledBack, invalidated, localWrite, checkpoint, evicted"),
             ("{\"lsn\":2,\"micros\":0,\"kind\":\"invalidated\",\"collection\":\"a\",\"event\":{}}\n{\"lsn\":1,\"micros\":0,\"kind\":\"invalidated\",\"collection\":\"a\",\"event\":{}}", "line 2: LSN 1 does not follow LSN 2"),
             (#"{"lsn":1,"micros":0,"kind":"fetchFailed","collection":"a","event":{"url":"u","reason":"r","message":"m"}}"#, "line 1: event: missing field attempt"),
         ])
