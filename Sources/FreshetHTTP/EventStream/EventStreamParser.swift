@@ -40,6 +40,8 @@ public struct EventStreamParser: Sendable {
     private var eventType: [UInt8] = []
     private var eventBytes = 0
     private var discarding = false
+    /// The line being read passed the limit: its end is not a blank line.
+    private var inDroppedLine = false
     private var atStreamStart = true
     private var lastWasCR = false
 
@@ -63,7 +65,11 @@ public struct EventStreamParser: Sendable {
                 if let event = endLine() { events.append(event) }
                 continue
             }
-            if discarding { continue }
+            if discarding {
+                // Only whether the line is blank matters now: one byte says it is not.
+                if line.isEmpty, !inDroppedLine { line.append(byte) }
+                continue
+            }
             line.append(byte)
             eventBytes += 1
             if eventBytes > maximumEventBytes { dropEvent() }
@@ -77,6 +83,7 @@ public struct EventStreamParser: Sendable {
         line.removeAll()
         resetEvent()
         discarding = false
+        inDroppedLine = false
         lastWasCR = false
         atStreamStart = true
     }
@@ -84,6 +91,7 @@ public struct EventStreamParser: Sendable {
     private mutating func dropEvent() {
         oversizedEvents += 1
         discarding = true
+        inDroppedLine = true
         line.removeAll()
         resetEvent()
     }
@@ -105,6 +113,10 @@ public struct EventStreamParser: Sendable {
             if current.starts(with: [0xEF, 0xBB, 0xBF]) { current.removeFirst(3) }
         }
         if discarding {
+            if inDroppedLine {
+                inDroppedLine = false
+                return nil
+            }
             if current.isEmpty {
                 discarding = false
                 resetEvent()
