@@ -51,7 +51,8 @@ struct ChangeMessage {
             for id in ids {
                 if let s = id as? String {
                     result.append(s)
-                } else if let n = id as? NSNumber, !(id is Bool), let i = Int(exactly: n.doubleValue) {
+                } else if let n = id as? NSNumber, String(cString: n.objCType) != "c", let i = Int(exactly: n.doubleValue) {
+                    // `objCType` "c" is a JSON true or false (Foundation bridges them as NSNumber; `is Bool` holds for 1 too).
                     result.append(String(i))
                 } else {
                     throw Malformed(reason: "a delete of \(collection) has an ID that is neither a string nor a whole number")
