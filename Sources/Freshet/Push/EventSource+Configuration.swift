@@ -29,8 +29,9 @@ extension EventSource {
         /// The most bytes one event may take (``EventStreamParser/maximumEventBytes``). Default 1 MiB.
         public var maximumEventBytes: Int = 1 << 20
 
-        /// Preconditions (programmer errors): `source` is 1 to 200 bytes without control
-        /// characters (checked when an event is pushed).
+        /// `source` must be 1 to 200 bytes of UTF-8 without control characters (checked by
+        /// ``EventSource/init(store:configuration:transport:)``). With several resources for
+        /// one collection name, the last one counts.
         public init(url: URL, source: String, resources: [Resource]) {
             self.url = url
             self.source = source

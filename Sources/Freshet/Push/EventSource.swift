@@ -38,8 +38,14 @@ public final class EventSource: Sendable {
     /// How many problems ``problems`` keeps (the oldest are dropped).
     public static let problemsKept = 100
 
-    /// A source feeding `store`, connecting through `transport`.
+    /// A source feeding `store`, connecting through `transport`. Call ``run()`` from one task
+    /// at a time.
+    ///
+    /// Preconditions (programmer errors): ``Configuration/source`` is 1 to 200 bytes of UTF-8
+    /// without control characters; ``Configuration/maximumEventBytes`` is at least 1.
     public init(store: Store, configuration: Configuration, transport: any EventStreamTransport = URLSessionEventStreamTransport()) {
+        precondition(PushOrigin.isValidSource(configuration.source), "EventSource needs a source name of 1 to 200 bytes without control characters, got \(configuration.source.debugDescription)")
+        precondition(configuration.maximumEventBytes >= 1, "EventSource needs maximumEventBytes >= 1, got \(configuration.maximumEventBytes)")
         self.store = store
         self.configuration = configuration
         self.transport = transport

@@ -46,10 +46,15 @@ public struct PushOrigin: Sendable, Hashable {
     /// The largest event ID, in bytes.
     static let maxEventIDBytes = 1_024
 
+    /// Whether `source` may name a push source: 1 to 200 bytes of UTF-8 without control characters.
+    static func isValidSource(_ source: String) -> Bool {
+        let s = source.utf8
+        return !s.isEmpty && s.count <= maxSourceBytes && !s.contains(where: { $0 < 0x20 || $0 == 0x7F })
+    }
+
     /// Checks the lengths and characters stated on ``source`` and ``eventID``.
     func validate(in collection: String) throws(StoreError) {
-        let s = source.utf8
-        guard !s.isEmpty, s.count <= Self.maxSourceBytes, !s.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+        guard Self.isValidSource(source) else {
             throw StoreError(.invalidEvent, "changed for \(collection): push source \(source.debugDescription) must be 1 to \(Self.maxSourceBytes) bytes of UTF-8 without control characters")
         }
         let e = eventID.utf8
