@@ -53,26 +53,44 @@ public struct EventStreamParser: Sendable {
 
     /// Feeds the next bytes of the stream and returns the events they completed, in order.
     public mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+        if let events = bytes.withContiguousStorageIfAvailable({ feed(buffer: $0) }) { return events }
+        return Array(bytes).withUnsafeBufferPointer { feed(buffer: $0) }
+    }
+
+    /// Reads `buffer` a run at a time: the bytes up to the next CR or LF are appended at once.
+    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
-        for byte in bytes {
-            if byte == 0x0A, lastWasCR {
-                // The LF of a CRLF whose CR ended the previous line.
-                lastWasCR = false
-                continue
-            }
-            lastWasCR = byte == 0x0D
+        var i = 0
+        let n = buffer.count
+        while i < n {
+            let byte = buffer[i]
             if byte == 0x0A || byte == 0x0D {
+                i += 1
+                if byte == 0x0A, lastWasCR {
+                    // The LF of a CRLF whose CR ended the previous line.
+                    lastWasCR = false
+                    continue
+                }
+                lastWasCR = byte == 0x0D
                 if let event = endLine() { events.append(event) }
                 continue
             }
+            lastWasCR = false
+            var end = i + 1
+            while end < n, buffer[end] != 0x0A, buffer[end] != 0x0D { end += 1 }
+            let run = UnsafeBufferPointer(rebasing: buffer[i..<end])
+            i = end
             if discarding {
                 // Only whether the line is blank matters now: one byte says it is not.
-                if line.isEmpty, !inDroppedLine { line.append(byte) }
+                if line.isEmpty, !inDroppedLine { line.append(run[0]) }
                 continue
             }
-            line.append(byte)
-            eventBytes += 1
-            if eventBytes > maximumEventBytes { dropEvent() }
+            if eventBytes + run.count > maximumEventBytes {
+                dropEvent()
+                continue
+            }
+            line.append(contentsOf: run)
+            eventBytes += run.count
         }
         return events
     }
