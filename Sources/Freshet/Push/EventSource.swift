@@ -20,6 +20,9 @@ import Synchronization
 ///   clock with the store's random source: the server's `retry:` (or
 ///   ``Configuration/reconnectionTime``), doubled per attempt that delivered nothing, capped,
 ///   with jitter, never less than ``Configuration/minimumDelay``.
+/// - A 503 or 429 with `Retry-After` waits at least that long (at most
+///   ``Configuration/maximumDelay``); a 401 to a request that carried the store's token renews
+///   it once (``Store/Configuration/authentication``) and connects again at once.
 /// - Bad input never stops the stream: an unknown collection, a malformed change or a line
 ///   the format ignores is skipped, counted in ``statistics`` and listed in ``problems``.
 /// - Requests: `GET` with `Accept: text/event-stream` and `Cache-Control: no-cache`;
@@ -69,7 +72,8 @@ public final class EventSource: Sendable {
     /// calling task is cancelled (then it returns) or the server answers 204 No Content (the
     /// standard's way to say stop; then it returns).
     ///
-    /// - Throws: ``PushError/rejected`` for a 3xx or a 4xx other than 408 and 429;
+    /// - Throws: ``PushError/rejected`` for a 3xx or a 4xx other than 408 and 429 (a 401 after
+    ///   one token renewal, or when the renewal fails);
     ///   ``PushError/wrongContentType`` for a 200 that is not `text/event-stream`;
     ///   ``PushError/store`` when the store cannot append (closed, map full, storage). What was
     ///   folded before stays folded.
@@ -78,12 +82,17 @@ public final class EventSource: Sendable {
         var reconnection = configuration.reconnectionTime
         while !Task.isCancelled {
             let delivered: Bool
+            var atLeast: Duration?
             switch try await connectOnce(reconnection: &reconnection) {
             case .stop: return
-            case .ended(let d): delivered = d
+            case .ended(let d, let retryAfter):
+                delivered = d
+                atLeast = retryAfter
             }
             failures = delivered ? 0 : failures + 1
-            let wait = configuration.delay(failures: failures, reconnection: reconnection, random: store.dependencies.random.unitInterval())
+            var wait = configuration.delay(failures: failures, reconnection: reconnection, random: store.dependencies.random.unitInterval())
+            // A Retry-After (RFC 9110 §10.2.3) on a 503 or 429 lengthens the wait, up to maximumDelay.
+            if let atLeast { wait = max(wait, min(atLeast, configuration.maximumDelay)) }
             do {
                 try await store.dependencies.clock.sleep(for: wait)
             } catch {
@@ -95,13 +104,14 @@ public final class EventSource: Sendable {
     private enum ConnectionEnd {
         /// Cancelled, or the server said 204.
         case stop
-        /// The stream ended or failed; whether it delivered at least one event.
-        case ended(Bool)
+        /// The stream ended or failed; whether it delivered at least one event, and the
+        /// server's `Retry-After`, if it sent one with a 503 or 429.
+        case ended(Bool, retryAfter: Duration? = nil)
     }
 
     private func connectOnce(reconnection: inout Duration) async throws(PushError) -> ConnectionEnd {
         counters.withLock { $0.connectionAttempts += 1 }
-        let request: HTTPRequest
+        var request: HTTPRequest
         do {
             request = try await makeRequest()
         } catch let error as PushError {
@@ -110,21 +120,37 @@ public final class EventSource: Sendable {
             failed(PushError(.connectionFailed, "could not prepare the request: \(error)"))
             return .ended(false)
         }
-        let response: EventStreamResponse
-        do {
-            response = try await transport.open(request)
-        } catch {
-            if error.code == .cancelled || Task.isCancelled { return .stop }
-            failed(PushError(.connectionFailed, error.message))
-            return .ended(false)
-        }
+        var response: EventStreamResponse
+        var renewed = false
         let endpoint = store.logged(configuration.url)
+        while true {
+            do throws(TransportError) {
+                response = try await transport.open(request)
+            } catch {
+                if error.code == .cancelled || Task.isCancelled { return .stop }
+                failed(PushError(.connectionFailed, error.message))
+                return .ended(false)
+            }
+            // A 401 to a request that carried the store's token: renew it once (shared with
+            // concurrent refreshes and mutations) and connect again at once, as fetches do.
+            guard response.status == 401, !renewed, request.headers["Authorization"] != nil else { break }
+            renewed = true
+            do {
+                try await store.renewToken(after: request)
+                request = try await makeRequest()
+            } catch let error as PushError {
+                throw error
+            } catch {
+                throw PushError(.rejected, "\(endpoint) answered 401 and the token could not be renewed: \(error)", status: 401)
+            }
+        }
         switch response.status {
         case 200: break
         case 204: return .stop
         case 408, 429, 500...599:
             failed(PushError(.connectionFailed, "\(endpoint) answered \(response.status)", status: response.status))
-            return .ended(false)
+            let retryAfter = RetryAfter(headers: response.headers, now: store.dependencies.now()).map { $0.delay(from: store.dependencies.now()) }
+            return .ended(false, retryAfter: retryAfter)
         default:
             throw PushError(.rejected, "\(endpoint) answered \(response.status); the event stream is not retried", status: response.status)
         }

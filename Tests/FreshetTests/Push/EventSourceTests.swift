@@ -233,4 +233,51 @@ struct EventSourceTests {
             #expect(request.headers.fields.map(\.name) == ["Accept", "Cache-Control", "Last-Event-ID"])
         }
     }
+
+    @Test("a 401 renews the token once and connects again at once; a second 401 throws rejected")
+    func renewsToken() async throws {
+        let world = MutationWorld()
+        let renewals = Mutex(0)
+        let streams = ScriptedEventStreams([.status(401), .stream([changeEvent(id: "1", upsertTodos([(1, "one")]))])])
+        try await world.withStore(configure: { configuration in
+            configuration.authentication = .init(token: { "t\(renewals.withLock { $0 })" }, refresh: { renewals.withLock { $0 += 1 } })
+        }) { (store: Store) async throws in
+            let source = EventSource(store: store, configuration: Self.configuration(), transport: streams)
+            let task = Self.running(source)
+            await world.clock.waitForSleepers(1)
+            #expect(streams.requests.map { $0.headers["Authorization"] } == ["Bearer t0", "Bearer t1"])
+            #expect(source.statistics.connectionFailures == 0)
+            #expect(try store.snapshot("todos").rows == [serverTodo(1, "one")])
+            task.cancel()
+            _ = await task.value
+
+            let refused = EventSource(store: store, configuration: Self.configuration(), transport: ScriptedEventStreams([.status(401), .status(401)]))
+            do throws(PushError) {
+                try await refused.run()
+                Issue.record("run returned after two 401s")
+            } catch {
+                #expect(error.code == .rejected)
+                #expect(error.status == 401)
+            }
+            #expect(renewals.withLock { $0 } == 2)
+        }
+    }
+
+    @Test("a 503 with Retry-After waits at least that long, at most maximumDelay")
+    func retryAfter() async throws {
+        let world = MutationWorld()
+        let streams = ScriptedEventStreams([.status(503, headers: ["Retry-After": "20"]), .status(429, headers: ["Retry-After": "3600"])])
+        try await world.withStore { (store: Store) async throws in
+            let source = EventSource(store: store, configuration: Self.configuration(), transport: streams)
+            let task = Self.running(source)
+            await world.clock.waitForSleepers(1)
+            #expect(Self.pendingWait(world.clock) == .seconds(20))
+            await world.clock.advance(by: .seconds(20))
+            await world.clock.waitForSleepers(1)
+            #expect(Self.pendingWait(world.clock) == .seconds(60))
+            #expect(streams.requests.count == 2)
+            task.cancel()
+            _ = await task.value
+        }
+    }
 }

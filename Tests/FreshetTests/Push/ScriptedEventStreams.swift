@@ -8,8 +8,8 @@ final class ScriptedEventStreams: EventStreamTransport {
     enum Reply: Sendable {
         /// A 200 `text/event-stream` whose body is these chunks, then ends.
         case stream([String], then: End = .close)
-        /// This status and `Content-Type`, empty body.
-        case status(Int, contentType: String = "application/json")
+        /// This status, `Content-Type` and other headers, empty body.
+        case status(Int, contentType: String = "application/json", headers: [String: String] = [:])
         /// No response: the attempt fails with this transport error.
         case fail(TransportError.Code)
     }
@@ -40,9 +40,10 @@ final class ScriptedEventStreams: EventStreamTransport {
         switch reply {
         case .fail(let code):
             throw TransportError(code: code, message: "scripted \(code)", request: request)
-        case .status(let status, let contentType):
+        case .status(let status, let contentType, let extra):
             var headers = HTTPHeaders()
             headers.set(name: "Content-Type", value: contentType)
+            for (name, value) in extra.sorted(by: { $0.key < $1.key }) { headers.set(name: name, value: value) }
             return EventStreamResponse(status: status, headers: headers, url: request.url, body: AsyncThrowingStream { $0.finish() })
         case .stream(let chunks, let end):
             var headers = HTTPHeaders()
