@@ -71,7 +71,7 @@ fixture-server:
 # seeds and fixed crashes are fuzz/corpus/TARGET (replayed by `swift test`), crashes land in
 # fuzz/crashes/ and fail the run.
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS ?= record jsonl headers rows
+FUZZ_TARGETS ?= record jsonl headers rows events
 
 fuzz:
 	$(SWIFT) build --product freshet-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING

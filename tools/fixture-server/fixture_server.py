@@ -203,6 +203,11 @@ CONTROL_DEFAULTS = {
     "malformed": False,
     "refuse": False,
     "retry_after": None,
+    # Server-sent events (GET /events): the retry: field sent on connect, the keep-alive
+    # comment interval, and a drop after this many events per connection (None: never).
+    "sse_retry_ms": 1000,
+    "sse_keepalive_ms": 15000,
+    "sse_drop_after": None,
 }
 
 
@@ -213,13 +218,17 @@ def _is_int(v):
 def validate_control(update):
     if not isinstance(update, dict):
         raise BadRequest("control body must be a JSON object")
-    known = set(CONTROL_DEFAULTS) | {"max_age", "reset"}
+    known = set(CONTROL_DEFAULTS) | {"max_age", "reset", "sse_drop"}
     unknown = sorted(set(update) - known)
     if unknown:
         raise BadRequest("unknown control keys: " + ", ".join(unknown))
     for key, value in update.items():
-        if key in ("delay_ms", "max_age"):
+        if key in ("delay_ms", "max_age", "sse_retry_ms"):
             ok = _is_int(value) and value >= 0
+        elif key == "sse_keepalive_ms":
+            ok = _is_int(value) and value >= 1
+        elif key == "sse_drop_after":
+            ok = value is None or (_is_int(value) and value >= 1)
         elif key == "fail_status":
             ok = value is None or (_is_int(value) and 200 <= value <= 599)
         elif key == "fail_count":
@@ -252,6 +261,13 @@ class App:
         self.data_lock = threading.RLock()
         self._load_jp(self.start_time)
 
+        # The change stream (GET /events): every write to the JSONPlaceholder data as
+        # (id, event data bytes), ids 1, 2, 3, ... never reused (a reset does not clear it).
+        self.change_cond = threading.Condition()
+        self.changes = []
+        self.sse_generation = 0  # bumped by {"sse_drop": true}: open streams drop
+        self.sse_clients = 0
+
         self.log_lock = threading.Lock()
         self.request_log = []
         self.log_file = None
@@ -279,6 +295,27 @@ class App:
         now = int(time.time())
         self.jp_modified[collection] = max(now, self.jp_modified[collection] + 1)
 
+    def record_change(self, collection, op, rows=None, ids=None):
+        """Append one change to the stream's log and wake the open streams."""
+        change = {"collection": collection, "op": op}
+        if op == "upsert":
+            change["rows"] = rows
+        else:
+            change["ids"] = ids
+        with self.change_cond:
+            ident = (self.changes[-1][0] + 1) if self.changes else 1
+            self.changes.append((ident, dumps(change)))
+            self.change_cond.notify_all()
+
+    def drop_event_streams(self):
+        with self.change_cond:
+            self.sse_generation += 1
+            self.change_cond.notify_all()
+
+    def changes_after(self, last_id):
+        with self.change_cond:
+            return [c for c in self.changes if c[0] > last_id]
+
     def reset_data(self):
         with self.data_lock:
             latest = max(self.jp_modified.values())
@@ -296,6 +333,9 @@ class App:
             snap["max_age"] = self.max_age
         snap["port"] = self.api_port
         snap["control_port"] = self.control_port
+        with self.change_cond:
+            snap["sse_clients"] = self.sse_clients
+            snap["sse_last_id"] = self.changes[-1][0] if self.changes else 0
         return snap
 
     def apply_control(self, update):
@@ -308,7 +348,7 @@ class App:
             self.set_refused(False)
         with self.state_lock:
             for key, value in update.items():
-                if key == "reset" or key == "refuse":
+                if key in ("reset", "refuse", "sse_drop"):
                     continue
                 if key == "max_age":
                     self.max_age = value
@@ -320,6 +360,8 @@ class App:
                     self.control[key] = value
         if "refuse" in update:
             self.set_refused(update["refuse"])
+        if update.get("sse_drop"):
+            self.drop_event_streams()
         return self.control_snapshot()
 
     def take_failure(self, method, path):
@@ -440,6 +482,17 @@ class App:
         query = parse_qsl(split.query, keep_blank_values=True)
         if segments[:1] == ["test"] and len(segments) == 2:
             return self.route_test(segments[1], dict(query))
+        if segments == ["events"]:
+            if method not in ("GET", "HEAD"):
+                return json_response(405, {}, [("Allow", "GET, HEAD")])
+            last = headers.get("Last-Event-ID")
+            if last is None:
+                last = dict(query).get("lastEventId")
+            # An ID this server did not issue (not a decimal number) replays everything:
+            # a client that dedupes by ID loses nothing and folds nothing twice.
+            last_id = int(last) if last is not None and re.fullmatch(r"[0-9]{1,18}", last.strip()) else 0
+            return Response(200, b"", [("Content-Type", "text/event-stream; charset=utf-8"),
+                                       ("Cache-Control", "no-store")], chunks=EventStream(self, last_id))
         if segments[:1] == ["api"]:
             return self.route_pokeapi(method, segments, query, headers)
         if segments and segments[0] in self.jp:
@@ -623,6 +676,7 @@ class App:
             row["id"] = max(ids, default=0) + 1
             self.jp[target].append(row)
             self._touch(target)
+            self.record_change(target, "upsert", rows=[row])
             return json_response(201, row, [("Location", "%s/%s/%d" % (self.base_url, target, row["id"]))])
         if len(segments) != 2:
             return not_found_jp()
@@ -638,12 +692,14 @@ class App:
             item["id"] = ident
         item.update({k: v for k, v in payload.items() if k != "id"})
         self._touch(name)
+        self.record_change(name, "upsert", rows=[item])
         return json_response(200, item)
 
     def _delete_cascade(self, name, item):
         """Remove item and, like json-server, the rows whose foreign key (<singular>Id) points at it."""
         self.jp[name] = [r for r in self.jp[name] if r is not item]
         self._touch(name)
+        self.record_change(name, "delete", ids=[js_string(item.get("id"))])
         fk, ident = name[:-1] + "Id", js_string(item.get("id"))
         for other in list(self.jp):
             dependents = [r for r in self.jp[other] if fk in r and js_string(r[fk]) == ident]
@@ -826,6 +882,58 @@ def select_rows(rows, query, base_url, segments, raw_query):
 
 # --------------------------------------------------------------------------- HTTP plumbing
 
+class EventStream:
+    """The body of GET /events (text/event-stream, WHATWG HTML section 9.2): `retry:`, then every
+    change after `last_id`, then each new change as it is made, one event each:
+
+        id: 7
+        event: change
+        data: {"collection":"todos","op":"upsert","rows":[{...}]}
+
+    with a `: keep-alive` comment after each quiet `sse_keepalive_ms`. The stream ends without
+    a terminating chunk (a dropped connection) on {"sse_drop": true} or after `sse_drop_after`
+    events."""
+
+    def __init__(self, app, last_id):
+        self.app = app
+        self.last_id = last_id
+
+    def run(self, write):
+        app = self.app
+        with app.state_lock:
+            retry = app.control["sse_retry_ms"]
+        with app.change_cond:
+            generation = app.sse_generation
+            app.sse_clients += 1
+        try:
+            write(b"retry: %d\n\n" % retry)
+            sent = 0
+            while True:
+                with app.state_lock:
+                    keepalive = app.control["sse_keepalive_ms"] / 1000.0
+                    drop_after = app.control["sse_drop_after"]
+                with app.change_cond:
+                    pending = [c for c in app.changes if c[0] > self.last_id]
+                    if not pending and app.sse_generation == generation:
+                        app.change_cond.wait(keepalive)
+                        pending = [c for c in app.changes if c[0] > self.last_id]
+                    dropped = app.sse_generation != generation
+                if dropped:
+                    return
+                if not pending:
+                    write(b": keep-alive\n\n")
+                    continue
+                for ident, data in pending:
+                    write(b"id: %d\nevent: change\ndata: %s\n\n" % (ident, data))
+                    self.last_id = ident
+                    sent += 1
+                    if drop_after is not None and sent >= drop_after:
+                        return
+        finally:
+            with app.change_cond:
+                app.sse_clients -= 1
+
+
 class FixtureHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -904,6 +1012,10 @@ class QuietHandler(BaseHTTPRequestHandler):
         return self.rfile.read(n)
 
     def send(self, resp, head=False):
+        if isinstance(resp.chunks, EventStream) and not head:
+            return self.send_event_stream(resp)
+        if isinstance(resp.chunks, EventStream):
+            resp.chunks = None
         if resp.chunks is not None and not head:
             return self.send_chunked(resp)
         self.send_response(resp.status)
@@ -939,6 +1051,31 @@ class QuietHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             pass  # the client stopped reading (a size limit or a deadline): nothing more to send
+
+
+    def send_event_stream(self, resp):
+        """Streams an EventStream chunk by chunk. Its end is a dropped connection: no
+        terminating chunk, the socket shut down, as a network failure looks to the client."""
+        self.send_response(resp.status)
+        for k, v in resp.headers:
+            self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+
+        def write(data):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        try:
+            resp.chunks.run(write)
+        except OSError:
+            return  # the client went away
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 class APIHandler(QuietHandler):

@@ -544,6 +544,156 @@ class TestRouteTests(unittest.TestCase):
         self.assertEqual((status, body, headers["Transfer-Encoding"]), (200, b"   ", "chunked"))
 
 
+class EventStreamReader:
+    """Reads GET /events on its own connection and parses events (enough of WHATWG HTML
+    section 9.2.6 for this server's output: LF line ends, id/event/data/retry, comments)."""
+
+    def __init__(self, port, last_event_id=None):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        headers = {"Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        self.conn.request("GET", "/events", headers=headers)
+        self.resp = self.conn.getresponse()
+        self.buffer = b""
+        self.retry = None
+        self.comments = 0
+
+    def close(self):
+        self.conn.close()
+
+    def next_event(self):
+        """The next event as (id, type, data dict); None when the stream ended."""
+        while True:
+            while b"\n\n" not in self.buffer:
+                try:
+                    chunk = self.resp.read1(65536)
+                except (http.client.IncompleteRead, ConnectionError):
+                    chunk = b""
+                if not chunk:
+                    return None
+                self.buffer += chunk
+            block, self.buffer = self.buffer.split(b"\n\n", 1)
+            fields = {}
+            for line in block.decode("utf-8").split("\n"):
+                if line.startswith(":"):
+                    self.comments += 1
+                    continue
+                name, _, value = line.partition(":")
+                fields.setdefault(name, []).append(value[1:] if value.startswith(" ") else value)
+            if "retry" in fields:
+                self.retry = int(fields["retry"][-1])
+            if "data" in fields:
+                return fields["id"][-1], fields["event"][-1], json.loads("\n".join(fields["data"]))
+
+
+class EventStreamTests(unittest.TestCase):
+    """GET /events: the change stream of the JSONPlaceholder data. A server per test, so the
+    event IDs start at 1."""
+
+    def setUp(self):
+        self.proc, ready = start_server()
+        self.base = ready["base_url"]
+        self.port = ready["port"]
+        self.control = "http://127.0.0.1:%d" % ready["control_port"]
+        self.readers = []
+
+    def tearDown(self):
+        for reader in self.readers:
+            reader.close()
+        code, err = stop_server(self.proc)
+        self.assertEqual(code, 0, err)
+
+    def stream(self, last_event_id=None):
+        reader = EventStreamReader(self.port, last_event_id)
+        self.readers.append(reader)
+        return reader
+
+    def ctl(self, update):
+        status, _, body = request("POST", self.control + "/control", body=update)
+        self.assertEqual(status, 200, body)
+        return json.loads(body)
+
+    def test_writes_become_change_events_with_increasing_ids(self):
+        reader = self.stream()
+        self.assertEqual(reader.resp.status, 200)
+        self.assertEqual(reader.resp.getheader("Content-Type"), "text/event-stream; charset=utf-8")
+        self.assertEqual(request("PATCH", self.base + "/todos/1", body={"title": "patched"})[0], 200)
+        self.assertEqual(request("POST", self.base + "/todos", body={"title": "new", "completed": False, "userId": 1})[0], 201)
+        self.assertEqual(request("PUT", self.base + "/todos/3", body={"title": "put"})[0], 200)
+        self.assertEqual(request("DELETE", self.base + "/todos/4")[0], 200)
+        events = [reader.next_event() for _ in range(4)]
+        self.assertEqual(reader.retry, 1000)
+        self.assertEqual([e[0] for e in events], ["1", "2", "3", "4"])
+        self.assertEqual({e[1] for e in events}, {"change"})
+        self.assertEqual(events[0][2], {"collection": "todos", "op": "upsert",
+                                        "rows": [{"userId": 1, "id": 1, "title": "patched", "completed": False}]})
+        self.assertEqual(events[1][2], {"collection": "todos", "op": "upsert",
+                                        "rows": [{"title": "new", "completed": False, "userId": 1, "id": 201}]})
+        self.assertEqual(events[2][2], {"collection": "todos", "op": "upsert", "rows": [{"id": 3, "title": "put"}]})
+        self.assertEqual(events[3][2], {"collection": "todos", "op": "delete", "ids": ["4"]})
+
+    def test_a_cascading_delete_streams_every_removed_row(self):
+        reader = self.stream()
+        self.assertEqual(request("DELETE", self.base + "/posts/1")[0], 200)
+        first = reader.next_event()
+        self.assertEqual(first[2], {"collection": "posts", "op": "delete", "ids": ["1"]})
+        comments = [reader.next_event()[2] for _ in range(5)]
+        self.assertEqual(comments, [{"collection": "comments", "op": "delete", "ids": [str(i)]} for i in range(1, 6)])
+
+    def test_last_event_id_replays_only_the_missed_events(self):
+        for title in ("a", "b", "c"):
+            request("PATCH", self.base + "/todos/1", body={"title": title})
+        reader = self.stream("1")
+        events = [reader.next_event() for _ in range(2)]
+        self.assertEqual([(e[0], e[2]["rows"][0]["title"]) for e in events], [("2", "b"), ("3", "c")])
+        everything = self.stream()
+        self.assertEqual([everything.next_event()[0] for _ in range(3)], ["1", "2", "3"])
+        # An ID the server never issued replays everything (duplicates are the client's to drop).
+        odd = self.stream("not-a-number")
+        self.assertEqual(odd.next_event()[0], "1")
+
+    def test_sse_drop_ends_open_streams_and_a_resume_loses_nothing(self):
+        reader = self.stream()
+        request("PATCH", self.base + "/todos/1", body={"title": "before"})
+        self.assertEqual(reader.next_event()[0], "1")
+        state = self.ctl({"sse_drop": True})
+        self.assertEqual(state["sse_last_id"], 1)
+        self.assertIsNone(reader.next_event())
+        request("PATCH", self.base + "/todos/1", body={"title": "while away"})
+        resumed = self.stream("1")
+        event = resumed.next_event()
+        self.assertEqual((event[0], event[2]["rows"][0]["title"]), ("2", "while away"))
+
+    def test_sse_drop_after_cuts_every_stream_mid_way(self):
+        for title in ("a", "b", "c"):
+            request("PATCH", self.base + "/todos/1", body={"title": title})
+        self.ctl({"sse_drop_after": 2})
+        reader = self.stream()
+        self.assertEqual([reader.next_event()[0] for _ in range(2)], ["1", "2"])
+        self.assertIsNone(reader.next_event())
+        self.assertEqual(self.stream("2").next_event()[0], "3")
+
+    def test_retry_and_keepalive_are_settable(self):
+        self.ctl({"sse_retry_ms": 20, "sse_keepalive_ms": 50})
+        reader = self.stream()
+        request("PATCH", self.base + "/todos/1", body={"title": "x"})
+        self.assertEqual(reader.next_event()[0], "1")
+        self.assertEqual(reader.retry, 20)
+        bad = request("POST", self.control + "/control", body={"sse_keepalive_ms": 0})
+        self.assertEqual(bad[0], 400)
+
+    def test_keepalive_comments_flow_while_quiet(self):
+        self.ctl({"sse_keepalive_ms": 10})
+        reader = self.stream()
+        while reader.comments < 2:
+            chunk = reader.resp.read1(65536)
+            self.assertTrue(chunk)
+            reader.buffer += chunk
+            reader.comments = reader.buffer.count(b": keep-alive")
+        self.assertGreaterEqual(reader.comments, 2)
+
+
 class ShutdownTests(unittest.TestCase):
     def _check(self, sig):
         proc, ready = start_server()

@@ -4,7 +4,7 @@
 //
 //   FRESHET_FUZZ_TARGET=record .build-fuzz/debug/freshet-fuzz -max_total_time=20 NEW_DIR fuzz/corpus/record
 //
-// Targets (Freshet's FuzzTargets): record, jsonl, headers, rows. In an ordinary build (no
+// Targets (Freshet's FuzzTargets): record, jsonl, headers, rows, events. In an ordinary build (no
 // FUZZING) it replays inputs instead: `freshet-fuzz TARGET FILE…` runs each file through the
 // target and prints `ok N inputs`; exit 2 for a bad target name or an unreadable file.
 import Foundation

@@ -70,6 +70,12 @@ extension Event {
                     }
                 }
             }
+            if let origin = c.origin {
+                w.field(2) { m in
+                    m.field(1, string: origin.source)
+                    m.field(2, string: origin.eventID)
+                }
+            }
         case .invalidated(let i):
             w.field(1, string: i.reason)
         case .mutationProposed(let p): w.encode(p)
@@ -165,7 +171,12 @@ extension Event {
             return .fetchFailed(f)
         case .changed, .localWrite:
             var ops: [RowChanges.Op] = []
+            var origin: PushOrigin?
             try r.fields { tag, v in
+                if tag == 2 {
+                    origin = try PushOrigin.decodeField(v.message)
+                    return
+                }
                 guard tag == 1 else { return }
                 var op: UInt64 = 0
                 var id: String?
@@ -186,7 +197,7 @@ extension Event {
                 default: throw FormatError(reason: "unknown row op \(op)")
                 }
             }
-            return kind == .changed ? .changed(RowChanges(ops)) : .localWrite(RowChanges(ops))
+            return kind == .changed ? .changed(RowChanges(ops, origin: origin)) : .localWrite(RowChanges(ops, origin: origin))
         case .invalidated:
             var reason: String?
             try r.fields { tag, v in
@@ -257,6 +268,23 @@ extension Row {
         }
         guard let id else { throw FormatError(reason: "row has no id") }
         return Row(id: id, json: json)
+    }
+}
+
+extension PushOrigin {
+    static func decodeField(_ reader: ByteReader) throws -> PushOrigin {
+        var r = reader
+        var source: String?
+        var eventID: String?
+        try r.fields { tag, v in
+            switch tag {
+            case 1: source = try v.string()
+            case 2: eventID = try v.string()
+            default: break
+            }
+        }
+        guard let source, let eventID else { throw FormatError(reason: "push origin lacks its source or event ID") }
+        return PushOrigin(source: source, eventID: eventID)
     }
 }
 

@@ -147,7 +147,15 @@ extension Event {
             case delete(id: String)
         }
         public var ops: [Op]
-        public init(_ ops: [Op]) { self.ops = ops }
+        /// For a `changed` event from a push source: the source and the event's ID, so a
+        /// re-delivered event folds nothing (``PushOrigin/repeats(_:)``) and the source can
+        /// resume from ``SyncMark/pushCursors``. Nil for `localWrite` (which refuses one) and
+        /// for pushes without an event ID.
+        public var origin: PushOrigin?
+        public init(_ ops: [Op], origin: PushOrigin? = nil) {
+            self.ops = ops
+            self.origin = origin
+        }
     }
 
     /// The app marked a collection stale.

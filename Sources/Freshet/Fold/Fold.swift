@@ -84,6 +84,11 @@ enum Fold {
             if mark.consecutiveFailures < Int.max { mark.consecutiveFailures += 1 }
 
         case .changed(let changes), .localWrite(let changes):
+            if let origin = changes.origin {
+                // A re-delivered push event folds nothing (docs/log-format.md §10.4).
+                if let cursor = mark.pushCursor(source: origin.source), origin.repeats(cursor.eventID) { break }
+                mark.setPushCursor(PushCursor(source: origin.source, eventID: origin.eventID, lsn: record.lsn))
+            }
             for op in changes.ops {
                 switch op {
                 case .upsert(let row):

@@ -7,7 +7,7 @@ import FreshetHTTP
 /// sanitizer report; typed errors are the expected answer to bad input.
 package enum FuzzTargets {
     /// The names `freshet-fuzz` accepts, one per target below.
-    package static let names = ["record", "jsonl", "headers", "rows"]
+    package static let names = ["record", "jsonl", "headers", "rows", "events"]
 
     /// Runs the target called `name` on `bytes` and returns how many of its parsers refused
     /// the input (threw or answered nil); nil for an unknown name.
@@ -18,6 +18,7 @@ package enum FuzzTargets {
         case "jsonl": jsonLines(bytes)
         case "headers": headers(bytes)
         case "rows": rows(bytes)
+        case "events": events(bytes)
         default: nil
         }
     }
@@ -70,5 +71,26 @@ package enum FuzzTargets {
         return refused { _ = try RowExtraction.extract(body, for: .list("items", path: "/items")) }
             + refused { _ = try RowExtraction.extract(body, for: .list("items", path: "/items", rowsAt: "data", id: .field("id"))) }
             + refused { _ = try RowExtraction.extract(body, for: .document("item", path: "/item/1")) }
+    }
+
+    /// A server-sent event stream (``EventStreamParser``, fed whole and split at every 7th
+    /// byte, which must give the same events) and each event's data as a change message
+    /// (``ChangeMessage``, read with a `todos` resource). Returns how many events' data were
+    /// refused.
+    package static func events(_ bytes: [UInt8]) -> Int {
+        var whole = EventStreamParser(maximumEventBytes: 4096)
+        let events = whole.feed(bytes)
+        var split = EventStreamParser(maximumEventBytes: 4096)
+        var again: [ServerSentEvent] = []
+        var start = 0
+        while start < bytes.count {
+            again += split.feed(bytes[start..<min(bytes.count, start + 7)])
+            start += 7
+        }
+        precondition(again == events, "the event-stream parser gave other events for the same bytes in pieces")
+        let todos = Resource(collection: "todos", path: "/todos", rows: .rootArray, id: .field("id"))
+        return events.reduce(0) { sum, event in
+            sum + refused { () throws(ChangeMessage.Malformed) in _ = try ChangeMessage.parse(event.data).ops(reading: todos) }
+        }
     }
 }

@@ -59,6 +59,14 @@ extension LogRecord {
                     }
                 }
             }
+            if let origin = c.origin {
+                o.field("origin") { w in
+                    var item = JSONSortedObject()
+                    item.field("source", string: origin.source)
+                    item.field("eventID", string: origin.eventID)
+                    item.write(into: &w)
+                }
+            }
         case .invalidated(let i):
             o.field("reason", string: i.reason)
         case .mutationProposed(let p):

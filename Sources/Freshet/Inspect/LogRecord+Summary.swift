@@ -26,12 +26,15 @@ extension LogRecord {
         case .fetchFailed(let f):
             return "attempt \(f.attempt): \(f.reason)\(f.status.map { " \($0)" } ?? "") — \(f.message)"
         case .changed(let c), .localWrite(let c):
-            return c.ops.map { op in
+            let ops = c.ops.map { op in
                 switch op {
                 case .upsert(let row): "upsert \(row.id)"
                 case .delete(let id): "delete \(id)"
                 }
             }.joined(separator: ", ")
+            guard let origin = c.origin else { return ops }
+            return "\(ops) (push \(origin.source) id \(origin.eventID))"
+
         case .invalidated(let i):
             return i.reason.map { "invalidated: \($0)" } ?? "invalidated"
         case .mutationProposed(let p):
@@ -125,6 +128,7 @@ extension LogRecord {
                 case .delete(let id): ["op": "delete", "id": id]
                 }
             }
+            if let origin = c.origin { o["origin"] = ["source": origin.source, "eventID": origin.eventID] }
         case .invalidated(let i):
             if let r = i.reason { o["reason"] = r }
         case .mutationProposed(let p):

@@ -58,8 +58,25 @@ public struct SyncMark: Sendable, Hashable {
     /// fetch failed, or the refresh was cancelled). The next refresh of an infinite list
     /// resumes there instead of at page one; nil when no revalidation is unfinished.
     public var resumePage: Int?
+    /// For each push source that sent this collection a `changed` event with an ID, the last
+    /// such event folded (sorted by source name): the duplicate check of the next one
+    /// (``PushOrigin/repeats(_:)``) and the point a source resumes from
+    /// (``Store/pushCursor(source:)``).
+    public var pushCursors: [PushCursor] = []
 
     public init() {}
+
+    /// The cursor of push source `source`, or nil when it never sent this collection an event.
+    public func pushCursor(source: String) -> PushCursor? {
+        pushCursors.first { $0.source == source }
+    }
+
+    /// Records `cursor`, replacing the source's previous one; keeps the list sorted by source.
+    mutating func setPushCursor(_ cursor: PushCursor) {
+        pushCursors.removeAll { $0.source == cursor.source }
+        let index = pushCursors.firstIndex { $0.source > cursor.source } ?? pushCursors.endIndex
+        pushCursors.insert(cursor, at: index)
+    }
 
     /// What a paged collection knows about one page.
     public struct PageMark: Sendable, Hashable {
@@ -132,6 +149,13 @@ extension SyncMark {
                 m.field(4, string: page.next)
             }
         }
+        for cursor in pushCursors {
+            w.field(25) { m in
+                m.field(1, string: cursor.source)
+                m.field(2, string: cursor.eventID)
+                m.field(3, uint: cursor.lsn.rawValue)
+            }
+        }
         return w.bytes
     }
 
@@ -186,6 +210,18 @@ extension SyncMark {
                 }
                 m.pages.append(page)
             case 22: m.resumePage = Int(clamping: try v.uint())
+            case 25:
+                var cursor = PushCursor(source: "", eventID: "", lsn: .zero)
+                var inner = v.message
+                try inner.fields { t, x in
+                    switch t {
+                    case 1: cursor.source = try x.string()
+                    case 2: cursor.eventID = try x.string()
+                    case 3: cursor.lsn = LSN(try x.uint())
+                    default: break
+                    }
+                }
+                m.pushCursors.append(cursor)
             default: break
             }
         }

@@ -438,6 +438,12 @@ public final class Store: Sendable {
                 case .delete(let id): try Keys.validate(rowID: id, in: collection)
                 }
             }
+            if let origin = c.origin {
+                guard event.kind == .changed else {
+                    throw StoreError(.invalidEvent, "localWrite for \(collection) carries a push origin; only changed events come from a push source")
+                }
+                try origin.validate(in: collection)
+            }
         case .mutationProposed(let p):
             for op in p.mutation.ops {
                 try Keys.validate(collection: op.collection)

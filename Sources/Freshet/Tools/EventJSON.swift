@@ -66,6 +66,12 @@ enum EventJSON {
                         }
                     }
                 }
+                if let origin = c.origin {
+                    o.field("origin") { $0.object { item in
+                        item.field("source", string: origin.source)
+                        item.field("eventID", string: origin.eventID)
+                    } }
+                }
             case .invalidated(let i):
                 o.field("reason", string: i.reason)
             case .evicted(let e):
@@ -263,7 +269,12 @@ enum EventJSON {
                 case let other: throw op.error("op \(other.debugDescription) is not upsert or delete")
                 }
             }
-            return kind == .changed ? .changed(Event.RowChanges(ops)) : .localWrite(Event.RowChanges(ops))
+            var origin: PushOrigin?
+            if o.fields["origin"] != nil, !(o.fields["origin"] is NSNull) {
+                let from = try o.object("origin")
+                origin = PushOrigin(source: try from.string("source"), eventID: try from.string("eventID"))
+            }
+            return kind == .changed ? .changed(Event.RowChanges(ops, origin: origin)) : .localWrite(Event.RowChanges(ops, origin: origin))
         case .invalidated:
             return .invalidated(Event.Invalidated(reason: try o.optionalString("reason")))
         case .evicted:

@@ -40,5 +40,8 @@ struct FuzzRegressionTests {
         #expect(FuzzTargets.jsonLines(try Self.inputs("jsonl").first { $0.name == "evicted" }?.bytes ?? []) == 1)  // the empty last line
         #expect(FuzzTargets.jsonLines(try Self.inputs("jsonl").first { $0.name == "two-lines" }?.bytes ?? []) == 1)  // the empty last line
         #expect(FuzzTargets.run("no-such-target", []) == nil)
+        // The fixture server's stream is all good change messages; the malformed one has a row without an ID and data that is not JSON.
+        let events = Dictionary(uniqueKeysWithValues: try Self.inputs("events").map { ($0.name, FuzzTargets.events($0.bytes)) })
+        #expect(events == ["fixture-stream": 0, "malformed-crlf": 2])
     }
 }
