@@ -91,6 +91,7 @@ final class SnapshotBuffer: Sendable {
     func next() async throws -> Snapshot? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Snapshot?, any Error>) in
+                var cancelled = false
                 let ready = state.withLock { s -> Result<Snapshot?, any Error>? in
                     if let first = s.first {
                         s.first = nil
@@ -107,11 +108,17 @@ final class SnapshotBuffer: Sendable {
                     }
                     // Cancellation sets the flag before its handler runs: either the handler
                     // finds this reader waiting, or the flag is already set here.
-                    if Task.isCancelled { return .success(nil) }
-                    precondition(s.reader == nil, "an Observation is read by two tasks at once; give each task its own observe(_:)")
+                    if Task.isCancelled {
+                        cancelled = true
+                        return .success(nil)
+                    }
+                    precondition(s.reader == nil, "a CollectionObservation is read by two tasks at once; give each task its own observe(_:)")
                     s.reader = continuation
                     return nil
                 }
+                // A read cancelled before it waited ends the observation too (the hub stops
+                // reading for it at once, not when the last copy of the observation goes).
+                if cancelled { terminate() }
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
@@ -120,7 +127,7 @@ final class SnapshotBuffer: Sendable {
     }
 }
 
-/// Ends its buffer's sequence when the last copy of an ``Observation`` and of its iterators
+/// Ends its buffer's sequence when the last copy of a ``CollectionObservation`` and of its iterators
 /// is gone, so the hub stops reading for an observer nobody holds.
 final class ObservationLifetime: Sendable {
     let buffer: SnapshotBuffer
