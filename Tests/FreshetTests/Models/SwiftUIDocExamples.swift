@@ -122,6 +122,23 @@ enum SwiftUIDocCode {
     }
 }
 
+// MARK: Section 7: reading the old shape
+
+/// `Item` as an older app version stored it.
+private struct OldItem: Decodable {
+    var id: String
+    var v: String
+}
+
+extension SwiftUIDocCode {
+    static func upgradeExample(_ resource: Resource) -> QueryDefinition<Item> {
+        QueryDefinition(resource, as: Item.self, upgrade: { row in
+            let old = try RowDecoder().decode(OldItem.self, from: row.json)
+            return Item(id: old.id, v: old.v == "one" ? 1 : 0)
+        })
+    }
+}
+
 @Suite("docs/swiftui.md examples")
 struct SwiftUIDocExamples {
     @Test("the declarations name the collections, requests and ops the doc says")
@@ -135,5 +152,7 @@ struct SwiftUIDocExamples {
         #expect(mutation.request.body == Data(#"{"completed":true}"#.utf8))
         #expect(mutation.ops == [.upsert(Row(id: "3", json: Data(#"{"completed":true,"id":3,"title":"Buy milk"}"#.utf8)), in: "todos")])
         #expect(mutation.invalidates == ["todo{id=3}"])
+        let upgrading = SwiftUIDocCode.upgradeExample(ItemsFixture.resource())
+        #expect(try upgrading.upgrade?(Row(id: "b", json: Data(#"{"id":"b","v":"one"}"#.utf8))) == Item(id: "b", v: 1))
     }
 }
