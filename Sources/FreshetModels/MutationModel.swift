@@ -85,8 +85,17 @@ public final class MutationModel<Input: Sendable> {
     ///   cancelled while waiting: the mutation stays queued and ``status`` stays pending.
     @discardableResult
     public func mutateAsync(_ input: Input) async throws(MutationError) -> MutationOutcome {
-        let pending = try await start(input).value.get()
-        return try await pending.outcome()
+        let (ticket, proposal) = start(input)
+        let pending = try await proposal.value.get()
+        let result: Result<MutationOutcome, MutationError>
+        do throws(MutationError) {
+            result = .success(try await pending.outcome())
+        } catch {
+            result = .failure(error)
+        }
+        // The state shows the answer before this returns (the model's own wait may come later).
+        finish(result, ticket: ticket)
+        return try result.get()
     }
 
     /// Forgets the last call's state (back to ``Status/idle``); a pending mutation stays queued.
@@ -102,7 +111,7 @@ public final class MutationModel<Input: Sendable> {
 
     /// Shows a new call and proposes it in a task of its own (not cancelled with the caller:
     /// the proposal is committed either way).
-    private func start(_ input: Input) -> Task<Result<PendingMutation, MutationError>, Never> {
+    private func start(_ input: Input) -> (ticket: UInt64, proposal: Task<Result<PendingMutation, MutationError>, Never>) {
         ticket &+= 1
         let ticket = self.ticket
         wait.replace(with: nil)
@@ -113,7 +122,7 @@ public final class MutationModel<Input: Sendable> {
         error = nil
         let store = self.store
         let definition = self.definition
-        return Task { [weak self] in
+        return (ticket, Task { [weak self] in
             do throws(MutationError) {
                 let pending = try await store.mutate(try definition.mutation(for: input))
                 self?.track(pending, ticket: ticket)
@@ -122,7 +131,7 @@ public final class MutationModel<Input: Sendable> {
                 self?.finish(.failure(error), ticket: ticket)
                 return .failure(error)
             }
-        }
+        })
     }
 
     private func track(_ pending: PendingMutation, ticket: UInt64) {
@@ -139,8 +148,10 @@ public final class MutationModel<Input: Sendable> {
         })
     }
 
+    /// Shows how call `ticket` ended, unless a later call or a reset replaced it, or it is
+    /// shown already (``mutateAsync(_:)`` and the model's own wait both report it).
     private func finish(_ result: Result<MutationOutcome, MutationError>, ticket: UInt64) {
-        guard ticket == self.ticket else { return }
+        guard ticket == self.ticket, status == .pending else { return }
         switch result {
         case .success(let outcome):
             self.outcome = outcome
