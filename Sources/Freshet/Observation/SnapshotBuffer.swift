@@ -91,7 +91,6 @@ final class SnapshotBuffer: Sendable {
     func next() async throws -> Snapshot? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Snapshot?, any Error>) in
-                var cancelled = false
                 let ready = state.withLock { s -> Result<Snapshot?, any Error>? in
                     if let first = s.first {
                         s.first = nil
@@ -108,17 +107,11 @@ final class SnapshotBuffer: Sendable {
                     }
                     // Cancellation sets the flag before its handler runs: either the handler
                     // finds this reader waiting, or the flag is already set here.
-                    if Task.isCancelled {
-                        cancelled = true
-                        return .success(nil)
-                    }
+                    if Task.isCancelled { return .success(nil) }
                     precondition(s.reader == nil, "a CollectionObservation is read by two tasks at once; give each task its own observe(_:)")
                     s.reader = continuation
                     return nil
                 }
-                // A read cancelled before it waited ends the observation too (the hub stops
-                // reading for it at once, not when the last copy of the observation goes).
-                if cancelled { terminate() }
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
