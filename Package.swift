@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Freshet", targets: ["Freshet"]),
         .library(name: "FreshetHTTP", targets: ["FreshetHTTP"]),
         .library(name: "FreshetTesting", targets: ["FreshetTesting"]),
+        .library(name: "FreshetModels", targets: ["FreshetModels"]),
         .executable(name: "freshet", targets: ["freshet"]),
         .executable(name: "freshet-demo", targets: ["FreshetDemo"]),
         .executable(name: "freshet-bench", targets: ["freshet-bench"]),
@@ -33,6 +34,9 @@ let package = Package(
         .target(name: "FreshetHTTP"),
         // The log, the fold, the store, observation and refresh.
         .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP", "CCRC32C"]),
+        // `@Observable` query and mutation models for SwiftUI-style apps, built on Freshet's
+        // public API only (docs/swiftui.md, docs/architecture.md "The app layer").
+        .target(name: "FreshetModels", dependencies: ["Freshet"]),
         // The test kit: TestClock, ScriptedTransport, SeededRandom, Dependencies.test.
         .target(name: "FreshetTesting", dependencies: ["Freshet", "FreshetHTTP"]),
         // The command-line tool's logic (parsing, commands), kept in a library so tests reach it.
@@ -56,7 +60,7 @@ let package = Package(
         // libFuzzer targets for the parsers of untrusted input (`make fuzz`, docs/reliability.md).
         .executableTarget(name: "freshet-fuzz", dependencies: ["Freshet"], path: "tools/fuzz"),
         .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),
-        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport"]),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetModels", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport"]),
         .testTarget(name: "FreshetTestingTests", dependencies: ["FreshetTesting", "Freshet", "FreshetHTTP"]),
     ],
     swiftLanguageModes: [.v6]

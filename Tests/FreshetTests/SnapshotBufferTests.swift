@@ -44,6 +44,21 @@ struct SnapshotBufferTests {
         #expect(try await buffer.next()?.lsn == 51)
     }
 
+    @Test("a read by an already-cancelled task returns nil and ends the observation at once (onTermination runs, later values are dropped)")
+    func cancelledBeforeReading() async throws {
+        let terminated = Counter()
+        let buffer = SnapshotBuffer { terminated.add() }
+        let reader = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await buffer.next()?.lsn
+        }
+        #expect(try await reader.value == nil)
+        #expect(terminated.count == 1)
+        #expect(buffer.hasEnded)
+        buffer.yield(Self.snapshot(1))
+        #expect(try await buffer.next() == nil)
+    }
+
     @Test("a reader waiting when a value is sent gets it")
     func waitingReader() async throws {
         let buffer = SnapshotBuffer {}

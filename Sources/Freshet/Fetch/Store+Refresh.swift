@@ -100,7 +100,7 @@ extension Store {
     /// Query's `useQuery`, refreshes it in the background when it is stale: at once, and
     /// again whenever it reaches its `staleAt` while observed (the store's staleness timer). The stored rows
     /// come first, at once; fetch failures show in the snapshots' status and in the log.
-    public func observe(_ resource: Resource) -> Observation {
+    public func observe(_ resource: Resource) -> CollectionObservation {
         refreshes.register(resource)
         return hub.subscribe(resource.collection, afterFirst: { [weak self] in
             self?.startBackgroundRefresh(resource, onlyIfStale: true)

@@ -102,7 +102,7 @@ final class ObserverHub: Sendable {
     /// starts (a background refresh) cannot overtake the stored state.
     /// `onStale` runs on the delivery queue when the collection becomes stale by time while
     /// this observer is subscribed (see ``becameStale(_:)``).
-    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil, onStale: (@Sendable () -> Void)? = nil) -> Observation {
+    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil, onStale: (@Sendable () -> Void)? = nil) -> CollectionObservation {
         let id = nextID.add(1, ordering: .relaxed).newValue
         // The buffer keeps the first snapshot until it is read (see SnapshotBuffer): a
         // refresh that `afterFirst` starts cannot replace it with `refreshing`.
@@ -124,7 +124,7 @@ final class ObserverHub: Sendable {
             self.deliver(collection)
             afterFirst?()
         }
-        return Observation(lifetime: ObservationLifetime(buffer))
+        return CollectionObservation(lifetime: ObservationLifetime(buffer))
     }
 
     /// Reads each collection once and sends it to its observers, after a commit or a status change.
@@ -154,6 +154,12 @@ final class ObserverHub: Sendable {
     /// a consumer slower than the commits reads fewer).
     func emissionCount() -> Int {
         queue.sync { emitted.load(ordering: .relaxed) }
+    }
+
+    /// How many observers `collection` has, once every subscription asked for so far is
+    /// registered (for tests: a released model's observation is gone).
+    func observerCount(_ collection: String) -> Int {
+        queue.sync { subscribers.withLock { $0[collection]?.count ?? 0 } }
     }
 
     /// Ends every observation (the store is closing).

@@ -25,7 +25,10 @@ public struct RowDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         self.reason = reason
     }
 
-    init(collection: String, rowID: String, type: Any.Type, underlying: any Error) {
+    /// The error for row `rowID` of `collection` that failed to decode as `type` with
+    /// `underlying`: a `DecodingError` gives its coding path (a missing key's name appended)
+    /// and its context's explanation; any other error its description, with an empty path.
+    public init(collection: String, rowID: String, type: Any.Type, underlying: any Error) {
         let (path, reason): ([any CodingKey], String) = switch underlying as? DecodingError {
         case .typeMismatch(_, let c)?, .valueNotFound(_, let c)?, .dataCorrupted(let c)?: (c.codingPath, c.debugDescription)
         case .keyNotFound(let key, let c)?: (c.codingPath + [key], c.debugDescription)

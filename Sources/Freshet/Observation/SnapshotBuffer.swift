@@ -112,7 +112,7 @@ final class SnapshotBuffer: Sendable {
                     // Cancellation sets the flag before its handler runs: either the handler
                     // finds this reader waiting, or the flag is already set here.
                     if Task.isCancelled { return .success(nil) }
-                    precondition(s.reader == nil, "an Observation is read by two tasks at once; give each task its own observe(_:)")
+                    precondition(s.reader == nil, "a CollectionObservation is read by two tasks at once; give each task its own observe(_:)")
                     s.reader = continuation
                     return nil
                 }
@@ -124,7 +124,7 @@ final class SnapshotBuffer: Sendable {
     }
 }
 
-/// Ends its buffer's sequence when the last copy of an ``Observation`` and of its iterators
+/// Ends its buffer's sequence when the last copy of a ``CollectionObservation`` and of its iterators
 /// is gone, so the hub stops reading for an observer nobody holds.
 final class ObservationLifetime: Sendable {
     let buffer: SnapshotBuffer

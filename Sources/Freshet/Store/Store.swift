@@ -276,8 +276,8 @@ public final class Store: Sendable {
     // MARK: Observing
 
     /// Observes a collection's projection: the stored rows at once, then again after every
-    /// commit that touches it. See ``Observation``.
-    public func observe(_ collection: String) -> Observation {
+    /// commit that touches it. See ``CollectionObservation``.
+    public func observe(_ collection: String) -> CollectionObservation {
         hub.subscribe(collection)
     }
 

@@ -181,7 +181,7 @@ final class CallCounter: Sendable {
 }
 
 /// Collects the snapshots of an observation until one satisfies `until`, which is included.
-func collectSnapshots(_ iterator: inout Observation.AsyncIterator, until done: (Snapshot) -> Bool,
+func collectSnapshots(_ iterator: inout CollectionObservation.AsyncIterator, until done: (Snapshot) -> Bool,
              sourceLocation: SourceLocation = #_sourceLocation) async throws -> [Snapshot] {
     var seen: [Snapshot] = []
     while let snapshot = try await iterator.next() {

@@ -23,7 +23,7 @@ enum LifecycleTrigger: String, CaseIterable, Sendable, CustomTestStringConvertib
 struct RefreshLifecycleTests {
     /// Fetches `items` at 0 s under `.maxAge(60 s)` and observes it by name (so observing
     /// starts no refresh of its own); returns once the observer is registered.
-    static func observedItems(_ h: ScriptedStore) async throws -> Observation.AsyncIterator {
+    static func observedItems(_ h: ScriptedStore) async throws -> CollectionObservation.AsyncIterator {
         let resource = ItemsFixture.resource(.maxAge(.seconds(60)))
         h.transport.on("/items", reply: ItemsFixture.reply(["a"], headers: ["ETag": #""l1""#]), .status(304))
         try await h.store.refresh(resource)

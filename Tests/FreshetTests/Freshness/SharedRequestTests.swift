@@ -17,7 +17,7 @@ struct SharedRequestTests {
     /// Observes the stale collection `items` (fetched at 0 s, `.maxAge(60 s)`, now 61 s),
     /// which refreshes it in the background, and reads up to the emission that shows the
     /// background refresh's rows as fresh: the observer "has just shown its rows".
-    static func observeBackgroundRefresh(_ h: ScriptedStore) async throws -> (Resource, Observation.AsyncIterator) {
+    static func observeBackgroundRefresh(_ h: ScriptedStore) async throws -> (Resource, CollectionObservation.AsyncIterator) {
         let resource = ItemsFixture.resource(.maxAge(.seconds(60)))
         h.transport.on("/items", reply: ItemsFixture.reply(["a"], v: 1), ItemsFixture.reply(["a"], v: 2), ItemsFixture.reply(["a"], v: 3))
         try await h.store.refresh(resource)

@@ -127,7 +127,7 @@ extension Result where Failure == MutationError {
 
 /// Consumes `observation` in a task and returns every snapshot it got, up to and including
 /// the first one for which `isLast` holds (or up to the end of the observation).
-func recordSnapshots(_ observation: Observation, until isLast: @escaping @Sendable (Snapshot) -> Bool) -> Task<[Snapshot], any Error> {
+func recordSnapshots(_ observation: CollectionObservation, until isLast: @escaping @Sendable (Snapshot) -> Bool) -> Task<[Snapshot], any Error> {
     Task {
         var seen: [Snapshot] = []
         for try await snapshot in observation {

@@ -60,8 +60,8 @@ struct GarbageCollectionTests {
         try await withScriptedStore(.collecting()) { h in
             h.transport.on("/items", reply: ItemsFixture.reply(["a"]))
             try await h.store.refresh(ItemsFixture.resource())
-            var first: Observation.AsyncIterator? = h.store.observe("items").makeAsyncIterator()
-            var second: Observation.AsyncIterator? = h.store.observe("items").makeAsyncIterator()
+            var first: CollectionObservation.AsyncIterator? = h.store.observe("items").makeAsyncIterator()
+            var second: CollectionObservation.AsyncIterator? = h.store.observe("items").makeAsyncIterator()
             #expect(try await first?.next()?.rows.count == 1)
             #expect(try await second?.next()?.rows.count == 1)
             await h.store.garbageCollector.waitUntilScheduled(by: h.date(300))

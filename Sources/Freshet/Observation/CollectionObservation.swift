@@ -11,7 +11,11 @@
 /// The sequence ends when the store closes, and throws a ``StoreError`` if the stored state
 /// cannot be read. Read each observation from one task at a time; cancelling the reading task
 /// ends it.
-public struct Observation: AsyncSequence, Sendable {
+///
+/// Named `CollectionObservation`, not `Observation`: a public type named like the Swift
+/// `Observation` module shadows it in every file that imports Freshet, and the `@Observable`
+/// macro's expansion (`Observation.ObservationRegistrar`) then fails to compile there.
+public struct CollectionObservation: AsyncSequence, Sendable {
     public typealias Element = Snapshot
     let lifetime: ObservationLifetime
 
