@@ -92,4 +92,4 @@ fuzz:
 SANITIZE_NICE ?= 10
 sanitize:
 	FRESHET_TEST_TIME_SCALE=15 TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp" nice -n $(SANITIZE_NICE) $(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build-tsan
-	FRESHET_TEST_TIME_SCALE=5 ASAN_OPTIONS="suppressions=$(CURDIR)/scripts/asan.supp" LSAN_OPTIONS="suppressions=$(CURDIR)/scripts/lsan.supp" nice -n $(SANITIZE_NICE) $(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan
+	FRESHET_TEST_TIME_SCALE=5 ASAN_OPTIONS="suppressions=$(CURDIR)/scripts/asan.supp" LSAN_OPTIONS="suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0" nice -n $(SANITIZE_NICE) $(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build-asan
