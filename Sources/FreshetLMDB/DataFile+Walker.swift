@@ -10,8 +10,10 @@ extension DataFile {
     }
 
     /// Walks B-trees page by page with `pread`, checking each page before using any number
-    /// in it. Strict walkers throw at the first damaged page; tolerant ones count it,
-    /// skip what it leads to and go on.
+    /// in it. Strict walkers throw at the first damaged page; tolerant ones note it, skip
+    /// what it leads to and go on: a damaged page loses its subtree, a damaged node of a leaf
+    /// (an offset, key or value outside the page, a damaged overflow run) loses that one
+    /// entry, and the leaf's other nodes are still read.
     struct Walker {
         let file: DataFile
         let meta: Meta
@@ -19,7 +21,12 @@ extension DataFile {
         /// Called for each leaf entry in key order: key, value, whether it is a named database.
         var onEntry: ((_ key: [UInt8], _ value: [UInt8], _ isSubDatabase: Bool) -> Void)?
         private(set) var visitedCount = 0
-        private(set) var damagedPages = 0
+        /// The pages found damaged (each counted once): the page a bad reference or node is on,
+        /// or the page that failed its own checks.
+        private(set) var damagedPageNumbers: Set<Int> = []
+        /// Leaf nodes skipped because they or their overflow pages were damaged.
+        private(set) var skippedEntries = 0
+        var damagedPages: Int { damagedPageNumbers.count }
         private(set) var databases: [String] = []
         private var visited: [UInt64]
 
@@ -61,7 +68,7 @@ extension DataFile {
                 try pageBody(number, depth: depth, role: role, descend: descend)
             } catch {
                 guard tolerant else { throw error }
-                damagedPages += 1
+                damagedPageNumbers.insert(error.page ?? number)
             }
         }
 
@@ -85,22 +92,35 @@ extension DataFile {
                 if flags & 0x20 != 0 { return }  // P_LEAF2: fixed-size keys packed after the header, no nodes
             }
             for i in 0..<count {
-                let offset = Int(DataFile.u16(p, DataFile.headerSize + 2 * i))
-                guard offset >= upper, offset % 2 == 0, offset + 8 <= size else {
-                    throw DataFile.damage(number, "node \(i) starts at \(offset), outside \(upper) ..< \(size)")
+                do {
+                    try node(i, of: p, page: number, upper: upper, isBranch: isBranch, depth: depth, role: role, descend: descend)
+                } catch {
+                    // Only the node's own damage arrives here: a child page counts its own.
+                    guard tolerant else { throw error }
+                    damagedPageNumbers.insert(error.page ?? number)
+                    if !isBranch { skippedEntries += 1 }
                 }
-                let lo = UInt64(DataFile.u16(p, offset)), hi = UInt64(DataFile.u16(p, offset + 2))
-                let nodeFlags = DataFile.u16(p, offset + 4)
-                let keySize = Int(DataFile.u16(p, offset + 6))
-                let keyEnd = offset + 8 + keySize
-                guard keyEnd <= size else { throw DataFile.damage(number, "node \(i)'s \(keySize)-byte key runs past the page end") }
-                if isBranch {
-                    let child = lo | hi << 16 | UInt64(nodeFlags) << 32
-                    try page(Int(clamping: child), depth: depth - 1, role: role, descend: descend, from: number)
-                    continue
-                }
-                try leafNode(p, page: number, index: i, keyRange: offset + 8 ..< keyEnd, dataSize: Int(lo | hi << 16), flags: nodeFlags, role: role, descend: descend)
             }
+        }
+
+        /// Node `i` of page `number` (`p`): a branch node's child is walked, a leaf node's entry reported.
+        private mutating func node(_ i: Int, of p: [UInt8], page number: Int, upper: Int, isBranch: Bool, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
+            let size = meta.pageSize
+            let offset = Int(DataFile.u16(p, DataFile.headerSize + 2 * i))
+            guard offset >= upper, offset % 2 == 0, offset + 8 <= size else {
+                throw DataFile.damage(number, "node \(i) starts at \(offset), outside \(upper) ..< \(size)")
+            }
+            let lo = UInt64(DataFile.u16(p, offset)), hi = UInt64(DataFile.u16(p, offset + 2))
+            let nodeFlags = DataFile.u16(p, offset + 4)
+            let keySize = Int(DataFile.u16(p, offset + 6))
+            let keyEnd = offset + 8 + keySize
+            guard keyEnd <= size else { throw DataFile.damage(number, "node \(i)'s \(keySize)-byte key runs past the page end") }
+            if isBranch {
+                let child = lo | hi << 16 | UInt64(nodeFlags) << 32
+                try page(Int(clamping: child), depth: depth - 1, role: role, descend: descend, from: number)
+                return
+            }
+            try leafNode(p, page: number, index: i, keyRange: offset + 8 ..< keyEnd, dataSize: Int(lo | hi << 16), flags: nodeFlags, role: role, descend: descend)
         }
 
         private mutating func leafNode(_ p: [UInt8], page number: Int, index i: Int, keyRange: Range<Int>, dataSize: Int, flags: UInt16, role: Role, descend: Bool) throws(DataFileDamage) {

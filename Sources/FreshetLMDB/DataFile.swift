@@ -61,8 +61,11 @@ package final class DataFile {
     package struct Records: Sendable {
         /// Key and value of each readable entry, in key order.
         package var entries: [(key: [UInt8], value: [UInt8])]
-        /// Pages that could not be read or were malformed (their entries are missing).
-        package var damagedPages: Int
+        /// Pages that could not be read or were malformed, each once: the named database's
+        /// pages and the main-tree pages walked to find it. Entries on them are missing.
+        package var damagedPages: Set<Int>
+        /// Leaf entries seen but skipped because their node or overflow pages were damaged.
+        package var skippedEntries: Int
     }
 
     static let headerSize = 16
@@ -149,14 +152,16 @@ package final class DataFile {
         return last
     }
 
-    /// Reads every entry of the named database that can be read, skipping damaged pages:
-    /// the meta page LMDB would use, or the other one when that one is damaged.
+    /// Reads every entry of the named database that can be read, skipping damaged pages,
+    /// from the meta page that yields more entries (the newer one on a tie): a damaged page
+    /// of the newer tree may still be intact in the older one, which LMDB keeps until the
+    /// next commit reuses its pages.
     /// - Throws: ``DataFileDamage`` when neither meta page is usable or the main tree has no
     ///   readable entry `name`.
     package func records(inDatabase name: String) throws(DataFileDamage) -> Records {
         let metas = try bothMetas()
         var lastError = DataFileDamage(page: nil, "no database \(name.debugDescription) in the file")
-        // The newer meta first; the older one may still describe intact pages.
+        var best: Records?
         for meta in metas.sorted(by: { $0.transactionID > $1.transactionID }) {
             var walker = Walker(file: self, meta: meta, tolerant: true)
             var found: Tree?
@@ -179,9 +184,11 @@ package final class DataFile {
                 lastError = error
                 continue
             }
-            return Records(entries: entries, damagedPages: reader.damagedPages)
+            let records = Records(entries: entries, damagedPages: walker.damagedPageNumbers.union(reader.damagedPageNumbers), skippedEntries: reader.skippedEntries)
+            if best.map({ records.entries.count > $0.entries.count }) ?? true { best = records }
         }
-        throw lastError
+        guard let best else { throw lastError }
+        return best
     }
 
     /// The meta page LMDB will use (the larger transaction ID), after checking both.

@@ -97,7 +97,7 @@ struct URLSessionTransportTests {
     }
 }
 
-@Suite("URLSessionTransport against servers on loopback", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport against servers on loopback", .scaledTimeLimit(minutes: 1))
 struct URLSessionTransportLiveTests {
     static let files = ["hello.txt": "hello, freshet\n"]
 

@@ -47,6 +47,7 @@ struct Parent {
         var compactionsAttempted = 0
         var checkpointsWritten = 0
         var compactionsIdle = 0
+        var compactionsLocked = 0
         var killsDuringCompaction = 0
         var checksAfterCheckpoint = 0
         var coveredChecked = 0
@@ -221,7 +222,11 @@ struct Parent {
                 }
                 acked[task] = n + 1
                 if words[3] == "compact" {
-                    if words.count == 7 { figures.checkpointsWritten += 1 } else { figures.compactionsIdle += 1 }
+                    switch words.count == 7 ? "checkpoint" : words[5] {
+                    case "checkpoint": figures.checkpointsWritten += 1
+                    case "locked": figures.compactionsLocked += 1
+                    default: figures.compactionsIdle += 1
+                    }
                 } else if words.count >= 6, let lsn = UInt64(words[5]) {
                     attempts[task]?[n].ackLSN = LSN(lsn)
                 }
@@ -433,7 +438,7 @@ struct Parent {
           committed, not yet acked   \(figures.inDoubt)
           records verified           \(figures.recordsVerified)
           mutations proposed/resolved \(figures.proposals)/\(figures.resolved), pending checked \(figures.pendingChecked)
-          compactions attempted      \(figures.compactionsAttempted): \(figures.checkpointsWritten) wrote a checkpoint, \(figures.compactionsIdle) found nothing to do, \(figures.killsDuringCompaction) kills landed during one
+          compactions attempted      \(figures.compactionsAttempted): \(figures.checkpointsWritten) wrote a checkpoint, \(figures.compactionsIdle) found nothing to do, \(figures.compactionsLocked) overtaken (locked), \(figures.killsDuringCompaction) kills landed during one
           checks after a checkpoint  \(figures.checksAfterCheckpoint), acknowledged events covered and checked \(figures.coveredChecked)
           lost                       \(figures.lost)
         """

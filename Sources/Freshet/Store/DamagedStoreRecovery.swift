@@ -10,16 +10,33 @@ public struct DamagedStoreRecovery: Sendable, Hashable {
     /// the new store with the same mutation IDs (so the server's idempotency keys match), in
     /// the old log's LSN order.
     public var recoveredMutations: [MutationID]
-    /// Log records that could be read and decoded.
+    /// For each local-only collection (written by `localWrite`, never fetched) with rows: how
+    /// many rows the new store got back, in one `localWrite`. Collections of fetched rows are
+    /// not carried over (a cache: the next refresh fetches them).
+    public var recoveredLocalRows: [String: Int]
+    /// The last LSN the damaged store had assigned (its `meta.lastLSN`, or its highest readable
+    /// record): the new log's first record, a `checkpoint` through this LSN, comes right after
+    /// it, so LSNs never go backwards. ``LSN/zero`` when nothing could be read (the new log
+    /// starts at 1).
+    public var continuedAfter: LSN
+    /// Log records that could be read and decoded (CRC-32C checked).
     public var readableRecords: Int
-    /// Log records that were found but failed to decode (CRC-32C, format).
+    /// Log records of the old store that are lost: found but failing to decode (CRC-32C,
+    /// format), or missing — on a damaged page or node — from the LSNs the log should hold:
+    /// those after its latest readable checkpoint (or from LSN 1), the proposals that
+    /// checkpoint kept, up to ``continuedAfter``. A record with a damaged key counts once.
     public var unreadableRecords: Int
-    /// Pages of the old file that were damaged; the records on them are lost.
+    /// Distinct pages of the old file found damaged (failing a check, or holding a damaged
+    /// node or a reference out of place) among those recovery reads: the main tree, the `log`
+    /// and `meta` databases, with their overflow pages.
     public var damagedPages: Int
 
-    public init(damagedCopy: URL, recoveredMutations: [MutationID], readableRecords: Int, unreadableRecords: Int, damagedPages: Int) {
+    public init(damagedCopy: URL, recoveredMutations: [MutationID], recoveredLocalRows: [String: Int] = [:], continuedAfter: LSN = .zero,
+                readableRecords: Int, unreadableRecords: Int, damagedPages: Int) {
         self.damagedCopy = damagedCopy
         self.recoveredMutations = recoveredMutations
+        self.recoveredLocalRows = recoveredLocalRows
+        self.continuedAfter = continuedAfter
         self.readableRecords = readableRecords
         self.unreadableRecords = unreadableRecords
         self.damagedPages = damagedPages

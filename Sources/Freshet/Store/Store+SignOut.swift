@@ -5,8 +5,10 @@ extension Store {
     /// Erases the signed-in user's data: every row, log record, queued mutation and SyncMark.
     /// Afterwards the store's files hold none of it — `data.mdb` is not cleared in place
     /// (LMDB keeps freed pages, with their old bytes, for reuse) but replaced by a new, empty
-    /// file; `lock.mdb` holds only LMDB's reader table. The new store continues the LSNs
-    /// (`meta.lastLSN` is kept) and the format version, nothing else.
+    /// file; `lock.mdb` holds only LMDB's reader table. The new store continues the LSNs: its
+    /// log starts with a `checkpoint` record through the old last LSN, with no entries (so
+    /// `verify` and `replay` start there and see no gap, and LSNs never go backwards for
+    /// exports and other processes); it keeps the format version, nothing else.
     ///
     /// The store is closed by this call (observations end, the mutation queue stops);
     /// open a new ``Store`` on the same directory for the next user.
@@ -40,14 +42,15 @@ extension Store {
         }
         let path = directory.path
         close()
-        try Self.replaceWithEmptyStore(path: path, lastLSN: counted.last, configuration: configuration, dependencies: dependencies)
+        try Self.replaceWithEmptyStore(path: path, lastLSN: counted.last, erased: counted.events, configuration: configuration, dependencies: dependencies)
         return SignOutReport(erasedEvents: counted.events, erasedCollections: counted.collections, discardedMutations: pending.map(\.id))
     }
 
     /// With the store closed in this process: takes the exclusive lock on `lock.mdb`'s first
     /// byte (failing when another process has the environment open), removes `data.mdb`,
-    /// syncs the directory, and creates a new store there whose `meta.lastLSN` is `lastLSN`.
-    static func replaceWithEmptyStore(path: String, lastLSN: LSN, configuration: Configuration, dependencies: Dependencies) throws(StoreError) {
+    /// syncs the directory, and creates a new store there whose log starts after `lastLSN`
+    /// (``startLog(after:time:carried:)``, with `erased` as the checkpoint's removed count).
+    static func replaceWithEmptyStore(path: String, lastLSN: LSN, erased: Int, configuration: Configuration, dependencies: Dependencies) throws(StoreError) {
         let lockPath = path + "/lock.mdb"
         let fd = open(lockPath, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw StoreFiles.error(errno, "cannot open \(lockPath)") }
@@ -81,12 +84,8 @@ extension Store {
         fresh.externalChangeCheckInterval = nil
         let store = try Store(directory: URL(fileURLWithPath: path), configuration: fresh, dependencies: dependencies)
         defer { store.close() }
-        do {
-            try store.env.write { txn in
-                try txn.put(store.state.dbs.meta, key: MetaKey.lastLSN, value: lastLSN.keyBytes)
-            }
-        } catch {
-            throw StoreError(error, doing: "writing the new store's last LSN in \(path)")
+        if lastLSN > .zero {
+            try store.startLog(after: lastLSN, time: dependencies.now(), carried: erased)
         }
     }
 }

@@ -90,8 +90,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// pages, the file size, every page LMDB would follow; see docs/reliability.md, "Damaged
     /// files") found a page LMDB would crash on. Nothing was opened or changed. Recover with
     /// ``Store/recoverDamaged(directory:configuration:dependencies:)``: it keeps the damaged
-    /// directory for a bug report, starts an empty store and re-proposes the pending
-    /// mutations still readable in the old log.
+    /// directory for a bug report, starts an empty store whose LSNs continue the old ones,
+    /// and carries over the local-only rows and the pending mutations still readable in the
+    /// old log.
     public static let corrupted = Code.corrupted
     /// ``Store/signOut(force:)`` refused: mutations are still waiting to be sent; the message
     /// says how many. Send them first, or pass `force: true` to discard them.

@@ -4,7 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Testing
 
-@Suite("Conditional requests and 304 Not Modified", .timeLimit(.minutes(1)))
+@Suite("Conditional requests and 304 Not Modified", .scaledTimeLimit(minutes: 1))
 struct ConditionalRequestTests {
     static let lastModified = "Wed, 31 Dec 2025 12:00:00 GMT"
 

@@ -4,7 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Testing
 
-@Suite("In-flight deduplication of refreshes", .timeLimit(.minutes(1)))
+@Suite("In-flight deduplication of refreshes", .scaledTimeLimit(minutes: 1))
 struct DeduplicationTests {
     /// Yields until the resource registered for `collection` has policy `policy`: the refresh
     /// that registered it has passed `register`, and joins right after it with no suspension

@@ -4,7 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Testing
 
-@Suite("Freshness policies decide when refreshIfNeeded goes to the network", .timeLimit(.minutes(1)))
+@Suite("Freshness policies decide when refreshIfNeeded goes to the network", .scaledTimeLimit(minutes: 1))
 struct FreshnessPolicyTests {
     /// Calls `refreshIfNeeded` and returns whether it made a refresh (non-nil summary).
     static func refreshed(_ h: ScriptedStore, _ resource: Resource) async throws -> Bool {

@@ -33,7 +33,7 @@ final class TokenSource: Sendable {
     }
 }
 
-@Suite("The requests a refresh sends", .timeLimit(.minutes(1)))
+@Suite("The requests a refresh sends", .scaledTimeLimit(minutes: 1))
 struct HTTPClientTests {
     static func configuration(_ tokens: TokenSource?, timeout: Duration? = nil) -> Configuration {
         var configuration = Configuration.scripted()

@@ -32,7 +32,7 @@ final class RecordingTransport: HTTPTransport {
     }
 }
 
-@Suite("Revalidation against nginx", .timeLimit(.minutes(2)))
+@Suite("Revalidation against nginx", .scaledTimeLimit(minutes: 2))
 struct NginxRevalidationTests {
     /// The served files: two PokeAPI details under the API path, one without ETags.
     static func files() throws -> [String: Data] {

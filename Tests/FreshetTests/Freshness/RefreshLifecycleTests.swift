@@ -19,7 +19,7 @@ enum LifecycleTrigger: String, CaseIterable, Sendable, CustomTestStringConvertib
     var testDescription: String { rawValue }
 }
 
-@Suite("Lifecycle triggers refresh what is observed and stale", .timeLimit(.minutes(1)))
+@Suite("Lifecycle triggers refresh what is observed and stale", .scaledTimeLimit(minutes: 1))
 struct RefreshLifecycleTests {
     /// Fetches `items` at 0 s under `.maxAge(60 s)` and observes it by name (so observing
     /// starts no refresh of its own); returns once the observer is registered.

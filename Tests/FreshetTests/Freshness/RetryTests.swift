@@ -4,7 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Testing
 
-@Suite("Retries with backoff on the test clock", .timeLimit(.minutes(1)))
+@Suite("Retries with backoff on the test clock", .scaledTimeLimit(minutes: 1))
 struct RetryTests {
     /// Advances the clock through `delays`, one sleeping retry at a time.
     static func advance(_ h: ScriptedStore, through delays: [Duration]) async {

@@ -6,7 +6,7 @@ import Testing
 
 /// The lifecycle of a shared request (issue 7, item 4): who may join it, and when it is
 /// cancelled. Responses are held at `Gate`s, time is the test clock; nothing sleeps.
-@Suite("The lifecycle of a shared request", .timeLimit(.minutes(1)))
+@Suite("The lifecycle of a shared request", .scaledTimeLimit(minutes: 1))
 struct SharedRequestTests {
     /// Yields until `count` callers wait for requests of `collection` (they joined or started
     /// one): a caller joins without suspending after it registers, so this is soon.

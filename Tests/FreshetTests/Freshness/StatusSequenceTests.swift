@@ -18,7 +18,7 @@ import Testing
 /// - The commit of the response was published while the fetch was still marked in flight,
 ///   and the end of the fetch published again: the final rows came twice, first marked
 ///   `refreshing`, then `fresh`. The last commit now ends the fetch before observers hear.
-@Suite("Snapshot status sequences during a refresh", .timeLimit(.minutes(1)))
+@Suite("Snapshot status sequences during a refresh", .scaledTimeLimit(minutes: 1))
 struct StatusSequenceTests {
     /// A collection `items` fetched at 0 s with rows a, b (ETag "s1") under `.maxAge(60 s)`,
     /// then left to go stale: the clock is at 61 s. The next request is held at `gate`.

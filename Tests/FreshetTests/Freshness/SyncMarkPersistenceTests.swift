@@ -4,7 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Testing
 
-@Suite("SyncMark after a fetch, and after a relaunch", .timeLimit(.minutes(1)))
+@Suite("SyncMark after a fetch, and after a relaunch", .scaledTimeLimit(minutes: 1))
 struct SyncMarkPersistenceTests {
     /// Headers of a 200 whose Date is the response time (no apparent age).
     static func headers(at date: Date) -> HTTPHeaders {

@@ -36,7 +36,7 @@ struct TokenRenewalFailed: Error, Equatable {
     var status: Int
 }
 
-@Suite("One token renewal for concurrent 401s", .timeLimit(.minutes(1)))
+@Suite("One token renewal for concurrent 401s", .scaledTimeLimit(minutes: 1))
 struct TokenRenewalTests {
     static func configuration(_ tokens: RotatingTokens) -> Configuration {
         var configuration = Configuration.scripted()

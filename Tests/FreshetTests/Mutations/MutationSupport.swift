@@ -7,7 +7,7 @@ import Testing
 
 /// The optimistic-mutation suites (Tests/FreshetTests/Mutations). Every suite is nested here,
 /// so `swift test --filter MutationTests` runs exactly them.
-@Suite("Optimistic mutations", .timeLimit(.minutes(2)))
+@Suite("Optimistic mutations", .scaledTimeLimit(minutes: 2))
 enum MutationTests {}
 
 /// The deterministic world a mutation test runs in: a `FreshetTesting` test clock (backoff

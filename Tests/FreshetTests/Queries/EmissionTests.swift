@@ -5,7 +5,7 @@ import FreshetTesting
 import Testing
 
 /// Emissions that mean something (issue 10 item 6) and forced reload (item 7).
-@Suite("Emissions: only transitions a view cares about; forced reload", .timeLimit(.minutes(1)))
+@Suite("Emissions: only transitions a view cares about; forced reload", .scaledTimeLimit(minutes: 1))
 struct EmissionTests {
     /// Page `n` of `count` of collection `pages`: one row `n`, and a `next` URL unless last.
     static func page(_ n: Int, of count: Int) -> String {

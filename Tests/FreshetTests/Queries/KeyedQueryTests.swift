@@ -5,7 +5,7 @@ import FreshetTesting
 import Testing
 
 /// Keyed queries (issue 10 item 4): a name and typed parameters, normalized into the collection.
-@Suite("Keyed queries: one declaration, one collection per key", .timeLimit(.minutes(1)))
+@Suite("Keyed queries: one declaration, one collection per key", .scaledTimeLimit(minutes: 1))
 struct KeyedQueryTests {
     static func comments(_ parameters: [String: QueryKey.Value]) -> Resource {
         .keyed(QueryKey("comments", parameters), path: "/comments", rows: .rootArray, id: .field("id"), freshness: .maxAge(.seconds(60)))

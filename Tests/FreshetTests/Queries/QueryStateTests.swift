@@ -6,7 +6,7 @@ import Testing
 
 /// The query state of snapshots (issue 10 item 1): data, fetch, staleness and error kept
 /// apart; offline pauses instead of backing off; lifecycle calls clear errors by refetching.
-@Suite("Query state: data, fetch, staleness and error apart", .timeLimit(.minutes(1)))
+@Suite("Query state: data, fetch, staleness and error apart", .scaledTimeLimit(minutes: 1))
 struct QueryStateTests {
     @Test("fresh rows after a success: hasRows, dataUpdatedAt, idle, not stale until staleAt, no error")
     func freshAfterSuccess() async throws {

@@ -5,7 +5,7 @@ import FreshetTesting
 import Testing
 
 /// Time-driven staleness (issue 10 item 2): one timer per store on the injected clock.
-@Suite("Staleness by time: observers hear when rows go stale", .timeLimit(.minutes(1)))
+@Suite("Staleness by time: observers hear when rows go stale", .scaledTimeLimit(minutes: 1))
 struct StalenessTimerTests {
     @Test("a collection observed by name emits isStale at its staleAt on the test clock, and sends no request")
     func emitsAtStaleAt() async throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 7 item 1: credentials and default headers stay with the configured origin, against
 /// two real loopback servers (two ports: two origins).
-@Suite("Credentials stay with their origin", .timeLimit(.minutes(2)))
+@Suite("Credentials stay with their origin", .scaledTimeLimit(minutes: 2))
 struct CredentialOriginTests {
     @Test("a GET answered 302 to another origin is followed without Authorization or default headers")
     func crossOriginRedirectedGet() async throws {

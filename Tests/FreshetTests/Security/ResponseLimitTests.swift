@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 7 item 8: a maximum response size enforced while the body streams, and an overall
 /// deadline per request, each recorded as `fetchFailed` with its own reason.
-@Suite("Limits on what a server can make us do", .timeLimit(.minutes(2)))
+@Suite("Limits on what a server can make us do", .scaledTimeLimit(minutes: 2))
 struct ResponseLimitTests {
     @Test("a body larger than maxResponseBytes fails with responseTooLarge, recorded once and not retried", arguments: ["0", "1"])
     func oversize(chunked: String) async throws {

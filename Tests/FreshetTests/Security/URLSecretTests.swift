@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 7 item 1: credentials in URLs (userinfo, secret query parameters) are never stored
 /// or printed.
-@Suite("Credentials in URLs never reach the log", .timeLimit(.minutes(2)))
+@Suite("Credentials in URLs never reach the log", .scaledTimeLimit(minutes: 2))
 struct URLSecretTests {
     static let secrets = ["alice", "pa55word", "tok-QUERY-1", "srv-SIGNED", "tok-QUERY-3", originToken, originAPIKey]
 

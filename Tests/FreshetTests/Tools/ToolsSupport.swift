@@ -6,7 +6,7 @@ import FreshetTesting
 import Testing
 
 /// The log-tool suites (Tests/FreshetTests/Tools); `swift test --filter LogToolTests` runs them.
-@Suite("Log tools", .timeLimit(.minutes(2)))
+@Suite("Log tools", .scaledTimeLimit(minutes: 2))
 enum LogToolTests {}
 
 /// What the store showed after one step of ``withRecordedRun(_:)``: the last LSN and every
