@@ -10,7 +10,7 @@ import Testing
 /// runs exactly them. They drive real stores on a `ScriptedTransport` and FreshetTesting's
 /// `TestClock`, and wait for the models with `withObservationTracking`: woken by the changes
 /// themselves, never by polling or the wall clock.
-@Suite("FreshetModels", .timeLimit(.minutes(3)))
+@Suite("FreshetModels", .scaledTimeLimit(minutes: 3))
 enum ModelTests {}
 
 /// A row of the `items` fixture (`{"id":"a","v":1}`).

@@ -6,7 +6,7 @@ import Testing
 
 /// Server push over a real loopback connection: the fixture server's `GET /events` stream,
 /// the live `URLSessionEventStreamTransport`, reconnection on the test clock.
-@Suite("Server push: SSE from the fixture server", .timeLimit(.minutes(2)))
+@Suite("Server push: SSE from the fixture server", .scaledTimeLimit(minutes: 2))
 struct EventSourceFixtureServerTests {
     /// Sends one request to the fixture server (the change the test makes), checks its status.
     static func send(_ method: HTTPMethod, _ path: String, _ body: String? = nil, to server: FixtureServer, expect status: Int) async throws {

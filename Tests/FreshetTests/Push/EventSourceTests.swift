@@ -6,7 +6,7 @@ import Testing
 @testable import Freshet
 
 /// The Server-Sent Events push source against a scripted stream, on the test clock.
-@Suite("Server push: EventSource", .timeLimit(.minutes(1)))
+@Suite("Server push: EventSource", .scaledTimeLimit(minutes: 1))
 struct EventSourceTests {
     static let url = URL(string: "http://stub.invalid/events")!
 

@@ -18,7 +18,7 @@ extension Configuration {
 /// Issue 11 item 3: garbage collection of unobserved keys (TanStack Query's `gcTime`), driven
 /// by the store's one collector timer on FreshetTesting's `TestClock`. Stored state is read
 /// with `readSnapshot`, which (unlike `snapshot`) does not count as a use.
-@Suite("Garbage collection of unobserved keys", .timeLimit(.minutes(1)))
+@Suite("Garbage collection of unobserved keys", .scaledTimeLimit(minutes: 1))
 struct GarbageCollectionTests {
     static let comments = Resource.keyed(QueryKey("comments", ["postId": 3]), path: "/comments", rows: .rootArray, id: .field("id"))
     static let evicted300 = Event.evicted(Event.Evicted(unobservedMicros: 300_000_000, gcTimeMicros: 300_000_000))

@@ -17,7 +17,7 @@ enum CursorFixture {
 
 /// Opaque cursors, and the bad input that must stop paging with a typed error (issue 10,
 /// "Bad input"): each keeps the pages loaded so far.
-@Suite("Paging: opaque cursors and bad input", .timeLimit(.minutes(1)))
+@Suite("Paging: opaque cursors and bad input", .scaledTimeLimit(minutes: 1))
 struct PagingBadInputTests {
     @Test("an opaque-cursor API pages by sending each page's cursor as the cursor parameter; a string, a number, then null")
     func opaqueCursor() async throws {

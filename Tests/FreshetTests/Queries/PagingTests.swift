@@ -32,7 +32,7 @@ enum PagedFixture {
 
 /// Infinite queries (issue 10 item 3): `loadMore`, `hasMore`, per-page revalidation that
 /// resumes where it stopped, the first-page reset, rows unique across pages.
-@Suite("Paging: loadMore, hasMore, per-page revalidation with resume", .timeLimit(.minutes(1)))
+@Suite("Paging: loadMore, hasMore, per-page revalidation with resume", .scaledTimeLimit(minutes: 1))
 struct PagingTests {
     @Test("a first refresh of an infinite list fetches page 1 only; loadMore appends pages until hasMore is false, then sends nothing")
     func loadMoreToTheEnd() async throws {

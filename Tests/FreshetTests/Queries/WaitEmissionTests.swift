@@ -7,7 +7,7 @@ import Testing
 /// Trial finding (issue 10): offline with a pending mutation, an observer got a snapshot per
 /// retry because only the ``MutationWait``'s backoff delay changed. The delay is not
 /// something a view shows as news; why the mutation waits is.
-@Suite("Emissions: a mutation's retry time alone emits nothing", .timeLimit(.minutes(1)))
+@Suite("Emissions: a mutation's retry time alone emits nothing", .scaledTimeLimit(minutes: 1))
 struct WaitEmissionTests {
     @Test("offline retries of a pending edit with growing backoff emit one snapshot for the wait, none per retry; the snapshot read carries the current delay")
     func retryTicksDoNotEmit() async throws {
