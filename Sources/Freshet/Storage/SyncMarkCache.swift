@@ -41,7 +41,7 @@ final class SyncMarkCache: @unchecked Sendable {
     }
 
     /// Writes every changed mark, once each, and forgets which changed.
-    func flush(into txn: borrowing Transaction, database: Database) throws {
+    func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database) throws {
         for collection in dirty.sorted() {
             if case .some(.some(let mark)) = entries[collection] {
                 try txn.put(database, key: Array(collection.utf8), value: mark.encoded())
