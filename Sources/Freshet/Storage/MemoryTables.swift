@@ -114,11 +114,6 @@ final class MemoryTables: FoldTables {
 extension MemoryTables {
     /// Every entry of `db` in key order (the arrays are shared, not copied).
     func entries(_ db: Database) -> [(key: [UInt8], value: [UInt8])] {
-        var all: [(key: [UInt8], value: [UInt8])] = []
-        all.reserveCapacity(count(db))
-        for leaf in tables[table(db)].leaves {
-            for i in leaf.keys.indices { all.append((leaf.keys[i], leaf.values[i])) }
-        }
-        return all
+        tables[table(db)].entries()
     }
 }

@@ -4,22 +4,34 @@ import Foundation
 /// default (`memcmp` over the shorter length, then the shorter key first): one table of
 /// ``MemoryTables``.
 ///
-/// Entries are kept in leaves of at most ``leafCapacity`` sorted entries, the leaves in key
-/// order (a B-tree of two levels): finding a key is two binary searches, and an insert moves
-/// at most one leaf's entries, so a table of millions of rows stays cheap to grow in any order.
+/// Values live in a hash map by key, so a lookup or the replacement of an existing key (most
+/// of what the fold does: an upsert of a row the collection holds) costs one hash, not a
+/// search. The keys are also kept in order for walks, in leaves of at most ``leafCapacity``
+/// sorted keys (a B-tree of two levels): only inserting or removing a key searches them, and
+/// an insert moves at most one leaf's keys, so a table of millions of rows grows cheaply in
+/// any order.
 struct OrderedTable {
     static let leafCapacity = 256
 
-    struct Leaf {
-        var keys: [[UInt8]]
-        var values: [[UInt8]]
+    /// A key hashed and compared by its bytes in one block.
+    struct Key: Hashable {
+        var bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.bytes.count == b.bytes.count && OrderedTable.compare(a.bytes, b.bytes) == 0
+        }
     }
 
-    /// Non-empty leaves in key order; every key of a leaf sorts before every key of the next.
-    private(set) var leaves: [Leaf] = []
+    private var values: [Key: [UInt8]] = [:]
+    /// Non-empty leaves of keys in order; every key of a leaf sorts before every key of the next.
+    private(set) var leaves: [[[UInt8]]] = []
 
     /// The number of entries.
-    private(set) var count = 0
+    var count: Int { values.count }
 
     /// Compares `a` with `b` as LMDB's default key comparison does: negative, zero or positive.
     @inline(__always)
@@ -39,66 +51,63 @@ struct OrderedTable {
 
     /// The index of the leaf that holds `key` or would hold it: the last leaf whose first key
     /// is ≤ `key` (0 when `key` sorts before every leaf).
-    private func leafIndex(_ key: [UInt8]) -> Int {
-        var low = 0
-        var high = leaves.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if Self.compare(leaves[mid].keys[0], key) <= 0 { low = mid } else { high = mid - 1 }
+    private func leafIndex(_ key: UnsafeRawBufferPointer) -> Int {
+        leaves.withUnsafeBufferPointer { leaves in
+            var low = 0
+            var high = leaves.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if leaves[mid][0].withUnsafeBytes({ Self.compare($0, key) }) <= 0 { low = mid } else { high = mid - 1 }
+            }
+            return low
         }
-        return low
     }
 
     /// The first index in `keys` whose key is ≥ `key`, and whether it is equal.
-    private static func lowerBound(_ keys: [[UInt8]], _ key: [UInt8]) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let mid = (low + high) / 2
-            if compare(keys[mid], key) < 0 { low = mid + 1 } else { high = mid }
+    private static func lowerBound(_ keys: [[UInt8]], _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        keys.withUnsafeBufferPointer { keys in
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let mid = (low + high) / 2
+                if keys[mid].withUnsafeBytes({ compare($0, key) }) < 0 { low = mid + 1 } else { high = mid }
+            }
+            return (low, low < keys.count && keys[low].withUnsafeBytes { compare($0, key) } == 0)
         }
-        return (low, low < keys.count && compare(keys[low], key) == 0)
     }
 
-    /// The position of `key`: its leaf, its index in the leaf (where it is or would go) and
-    /// whether it is there. Nil when the table is empty.
+    /// The position of `key` among the ordered keys: its leaf, its index in the leaf (where
+    /// it is or would go) and whether it is there. Nil when the table is empty.
     private func locate(_ key: [UInt8]) -> (leaf: Int, index: Int, found: Bool)? {
         guard !leaves.isEmpty else { return nil }
-        let l = leafIndex(key)
-        let (i, found) = Self.lowerBound(leaves[l].keys, key)
-        return (l, i, found)
+        return key.withUnsafeBytes { key in
+            let l = leafIndex(key)
+            let (i, found) = Self.lowerBound(leaves[l], key)
+            return (l, i, found)
+        }
     }
 
     /// The value stored under `key`.
     func value(_ key: [UInt8]) -> [UInt8]? {
-        guard let (l, i, found) = locate(key), found else { return nil }
-        return leaves[l].values[i]
+        values[Key(bytes: key)]
     }
 
     /// The last key, if any.
-    var lastKey: [UInt8]? { leaves.last?.keys.last }
+    var lastKey: [UInt8]? { leaves.last?.last }
 
     /// Stores `value` under `key`; returns the value it replaced.
     @discardableResult
     mutating func set(_ key: [UInt8], _ value: [UInt8]) -> [UInt8]? {
-        guard let (l, i, found) = locate(key) else {
-            leaves = [Leaf(keys: [key], values: [value])]
-            count = 1
+        if let old = values.updateValue(value, forKey: Key(bytes: key)) { return old }
+        guard let (l, i, _) = locate(key) else {
+            leaves = [[key]]
             return nil
         }
-        if found {
-            let old = leaves[l].values[i]
-            leaves[l].values[i] = value
-            return old
-        }
-        leaves[l].keys.insert(key, at: i)
-        leaves[l].values.insert(value, at: i)
-        count += 1
-        if leaves[l].keys.count > Self.leafCapacity {
-            let half = leaves[l].keys.count / 2
-            let right = Leaf(keys: Array(leaves[l].keys[half...]), values: Array(leaves[l].values[half...]))
-            leaves[l].keys.removeSubrange(half...)
-            leaves[l].values.removeSubrange(half...)
+        leaves[l].insert(key, at: i)
+        if leaves[l].count > Self.leafCapacity {
+            let half = leaves[l].count / 2
+            let right = Array(leaves[l][half...])
+            leaves[l].removeSubrange(half...)
             leaves.insert(right, at: l + 1)
         }
         return nil
@@ -107,11 +116,11 @@ struct OrderedTable {
     /// Removes `key`; returns the value it had.
     @discardableResult
     mutating func remove(_ key: [UInt8]) -> [UInt8]? {
-        guard let (l, i, found) = locate(key), found else { return nil }
-        leaves[l].keys.remove(at: i)
-        let old = leaves[l].values.remove(at: i)
-        count -= 1
-        if leaves[l].keys.isEmpty { leaves.remove(at: l) }
+        guard let old = values.removeValue(forKey: Key(bytes: key)) else { return nil }
+        if let (l, i, found) = locate(key), found {
+            leaves[l].remove(at: i)
+            if leaves[l].isEmpty { leaves.remove(at: l) }
+        }
         return old
     }
 
@@ -128,33 +137,49 @@ struct OrderedTable {
             if reverse, !found { i -= 1 } // the largest key < start
         } else if reverse {
             l = leaves.count - 1
-            i = leaves[l].keys.count - 1
+            i = leaves[l].count - 1
         } else {
             l = 0
             i = 0
+        }
+        func visit(_ key: [UInt8]) throws -> Bool {
+            guard let value = values[Key(bytes: key)] else {
+                preconditionFailure("OrderedTable: an ordered key without a value")
+            }
+            return try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
         }
         if reverse {
             while l >= 0 {
                 let leaf = leaves[l]
                 while i >= 0 {
-                    let go = try leaf.keys[i].withUnsafeBytes { k in try leaf.values[i].withUnsafeBytes { v in try body(k, v) } }
-                    if !go { return }
+                    if try !visit(leaf[i]) { return }
                     i -= 1
                 }
                 l -= 1
-                if l >= 0 { i = leaves[l].keys.count - 1 }
+                if l >= 0 { i = leaves[l].count - 1 }
             }
         } else {
             while l < leaves.count {
                 let leaf = leaves[l]
-                while i < leaf.keys.count {
-                    let go = try leaf.keys[i].withUnsafeBytes { k in try leaf.values[i].withUnsafeBytes { v in try body(k, v) } }
-                    if !go { return }
+                while i < leaf.count {
+                    if try !visit(leaf[i]) { return }
                     i += 1
                 }
                 l += 1
                 i = 0
             }
         }
+    }
+
+    /// Every entry in key order (the arrays are shared, not copied).
+    func entries() -> [(key: [UInt8], value: [UInt8])] {
+        var all: [(key: [UInt8], value: [UInt8])] = []
+        all.reserveCapacity(count)
+        for leaf in leaves {
+            for key in leaf {
+                if let value = values[Key(bytes: key)] { all.append((key, value)) }
+            }
+        }
+        return all
     }
 }
