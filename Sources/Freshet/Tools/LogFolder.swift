@@ -105,14 +105,12 @@ final class LogFolder {
                             return false
                         }
                         noteGap(before: lsn)
+                        if let p = record.event.readPolicy { policies[record.collection] = (lsn, p) }
                         chunk.append((record, bytes))
                         lastSeen = lsn
                         return true
                     }
                     problems += try scratch.fold(chunk)
-                    for entry in chunk {
-                        if let p = entry.record.event.readPolicy { policies[entry.record.collection] = (entry.record.lsn, p) }
-                    }
                     if let visit { for entry in chunk { visit(entry.record) } }
                     if let first = chunk.first, firstRecord == nil { firstRecord = (first.record.lsn, first.record.timestamp) }
                     if let last = chunk.last { lastFolded = (last.record.lsn, last.record.timestamp) }
