@@ -27,6 +27,10 @@ struct OrderedTable {
     }
 
     private var values: [Key: [UInt8]] = [:]
+    /// The key last found by ``value(_:)`` and where: the fold reads a row and then replaces
+    /// it, and the replacement then needs no second hash lookup. Cleared when a key is added
+    /// or removed (which can move entries).
+    private var lastFound: (key: [UInt8], index: Dictionary<Key, [UInt8]>.Index)?
     /// Non-empty leaves of keys in order; every key of a leaf sorts before every key of the next.
     private(set) var leaves: [[[UInt8]]] = []
 
@@ -88,8 +92,10 @@ struct OrderedTable {
     }
 
     /// The value stored under `key`.
-    func value(_ key: [UInt8]) -> [UInt8]? {
-        values[Key(bytes: key)]
+    mutating func value(_ key: [UInt8]) -> [UInt8]? {
+        guard let index = values.index(forKey: Key(bytes: key)) else { return nil }
+        lastFound = (key, index)
+        return values.values[index]
     }
 
     /// The last key, if any.
@@ -98,7 +104,13 @@ struct OrderedTable {
     /// Stores `value` under `key`; returns the value it replaced.
     @discardableResult
     mutating func set(_ key: [UInt8], _ value: [UInt8]) -> [UInt8]? {
+        if let last = lastFound, last.key.count == key.count, Self.compare(last.key, key) == 0 {
+            let old = values.values[last.index]
+            values.values[last.index] = value
+            return old
+        }
         if let old = values.updateValue(value, forKey: Key(bytes: key)) { return old }
+        lastFound = nil
         guard let (l, i, _) = locate(key) else {
             leaves = [[key]]
             return nil
@@ -117,6 +129,7 @@ struct OrderedTable {
     @discardableResult
     mutating func remove(_ key: [UInt8]) -> [UInt8]? {
         guard let old = values.removeValue(forKey: Key(bytes: key)) else { return nil }
+        lastFound = nil
         if let (l, i, found) = locate(key), found {
             leaves[l].remove(at: i)
             if leaves[l].isEmpty { leaves.remove(at: l) }
