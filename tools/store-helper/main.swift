@@ -15,9 +15,9 @@
 //   compact DIR KILLAT          compact DIR keeping nothing, with a progress call every 10
 //                               records; at the KILLAT-th call (from 1) SIGKILL itself; when it
 //                               finishes first, print `compacted LSN` (the checkpoint's) and exit 0
-//   commits DIR KILLAFTER       open DIR for writing (durability `full`), print `ready`, start a
-//                               timer that SIGKILLs this process KILLAFTER microseconds later,
-//                               and append large transactions until then: each one `localWrite`
+//   commits DIR KILLAFTER       open DIR for writing (durability `full`), print `ready`, and
+//                               append large transactions until killed; after the first one is
+//                               acknowledged a timer SIGKILLs this process KILLAFTER µs later: each one `localWrite`
 //                               of 8 rows of 32 KiB to "big" (IDs big-0 … big-31, cycling), and
 //                               after each append returns print `acked LSN I` (I from 0; the
 //                               rows' JSON holds `"i":I`). Most of the time is spent inside
@@ -222,10 +222,6 @@ case "commits":
         fail("cannot open \(directory.path): \(error)")
     }
     say("ready")
-    Thread.detachNewThread {
-        usleep(killAfter)
-        kill(getpid(), SIGKILL)
-    }
     let pad = String(repeating: "p", count: 32 * 1024)
     var i = 0
     while true {
@@ -235,6 +231,13 @@ case "commits":
         do {
             let lsn = try await store.localWrite("big", rows.map { .upsert($0) })
             say("acked \(lsn) \(i)")
+            if i == 0 {
+                // The timer starts once a commit was acknowledged, so every kill has one to check.
+                Thread.detachNewThread {
+                    usleep(killAfter)
+                    kill(getpid(), SIGKILL)
+                }
+            }
         } catch {
             fail("append \(i) failed: \(error)")
         }
