@@ -57,7 +57,7 @@ extension Command {
         "replay": """
             usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
             Folds the log from its first record (after a compaction: from the latest checkpoint's
-            state; earlier LSNs are refused) into a scratch store with the store's own fold
+            state; earlier LSNs are refused) into memory with the store's own fold
             and prints, per collection, the projection at that point: rows (ID and JSON value)
             with pending mutations on top, SyncMark, status, and the pending mutations.
             --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)

@@ -18,9 +18,12 @@ extension Tool {
         case .given: "given by --policy"
         case .recorded(let lsn, let retry):
             "recorded at LSN \(lsn); retries: \(retry.maxAttempts) attempts, base delay \(ReadPolicy.seconds(retry.baseDelay)) s, at most \(ReadPolicy.seconds(retry.maxDelay)) s"
+        case .checkpoint(let lsn, let recordedAt, let retry):
+            "recorded at LSN \(recordedAt), kept by the checkpoint at LSN \(lsn); retries: \(retry.maxAttempts) attempts, base delay \(ReadPolicy.seconds(retry.baseDelay)) s, at most \(ReadPolicy.seconds(retry.maxDelay)) s"
         case .storeDefault:
-            // After a compaction the records that held it may be gone with the rest.
-            d.checkpoint == nil
+            // After a compaction by a version that did not keep policies, the records that
+            // held one may be gone with the rest.
+            d.checkpoint == nil || d.checkpoint?.keepsPolicies == true
                 ? "the store's default: the log records no policy for this collection"
                 : "the store's default: no policy is recorded for this collection after the \(d.checkpoint.map(String.init(describing:)) ?? ""); give --policy to judge as the app does"
         }
@@ -46,6 +49,11 @@ extension Tool {
                         case .recorded(let lsn, let retry):
                             p.field("from", string: "log")
                             p.field("lsn", number: lsn.rawValue)
+                            p.field("maxAttempts", number: retry.maxAttempts)
+                        case .checkpoint(let lsn, let recordedAt, let retry):
+                            p.field("from", string: "checkpoint")
+                            p.field("lsn", number: recordedAt.rawValue)
+                            p.field("checkpointLSN", number: lsn.rawValue)
                             p.field("maxAttempts", number: retry.maxAttempts)
                         case .storeDefault: p.field("from", string: "storeDefault")
                         }

@@ -9,3 +9,13 @@ package struct Database: Sendable, Hashable {
     /// The database's name inside the environment.
     package let name: String
 }
+
+extension Database {
+    /// A handle that names a database of no environment, for in-memory tables that stand in
+    /// for an environment's (Freshet's `MemoryTables`, when no store is open to lend its
+    /// handles). `index` tells the handles of one set apart; passing such a handle to a
+    /// ``Transaction`` is a programmer error (LMDB would read it as an unrelated `MDB_dbi`).
+    package init(detachedNamed name: String, index: UInt32) {
+        self.init(dbi: MDB_dbi(index), name: name)
+    }
+}

@@ -17,6 +17,14 @@
 //   compact DIR KILLAT          compact DIR keeping nothing, with a progress call every 10
 //                               records; at the KILLAT-th call (from 1) SIGKILL itself; when it
 //                               finishes first, print `compacted LSN` (the checkpoint's) and exit 0
+//   commits DIR KILLAFTER       open DIR for writing (durability `full`), print `ready`, and
+//                               append large transactions until killed; after the first one is
+//                               acknowledged a timer SIGKILLs this process KILLAFTER µs later: each one `localWrite`
+//                               of 8 rows of 32 KiB to "big" (IDs big-0 … big-31, cycling), and
+//                               after each append returns print `acked LSN I` (I from 0; the
+//                               rows' JSON holds `"i":I`). Most of the time is spent inside
+//                               LMDB's `mdb_txn_commit` (page writes and two flushes), so the
+//                               kill mostly lands there (the commit-kill test)
 //   open DIR…                   open each DIR for writing, read every collection, close; print
 //                               `ok DIR` or `error CODE DIR` (the damaged-file corpus test)
 //   create DIR [FSIZE|nobody]   create a store in DIR (with RLIMIT_FSIZE set to FSIZE bytes,
@@ -225,6 +233,39 @@ case "fill":
     }
     store.close()
     exit(3)
+case "commits":
+    guard arguments.count == 3, let killAfter = UInt32(arguments[2]) else { fail("usage: freshet-store-helper commits DIR KILLAFTER") }
+    var configuration = Configuration(durability: .full)
+    configuration.sendsMutations = false
+    let store: Store
+    do {
+        store = try Store(directory: directory, configuration: configuration)
+    } catch {
+        fail("cannot open \(directory.path): \(error)")
+    }
+    say("ready")
+    let pad = String(repeating: "p", count: 32 * 1024)
+    var i = 0
+    while true {
+        let rows = (0..<8).map { k in
+            Row(id: "big-\((i * 8 + k) % 32)", json: Data("{\"i\":\(i),\"pad\":\"\(pad)\"}".utf8))
+        }
+        do {
+            let lsn = try await store.localWrite("big", rows.map { .upsert($0) })
+            say("acked \(lsn) \(i)")
+            if i == 0 {
+                // The timer starts once a commit was acknowledged, so every kill has one to check.
+                Thread.detachNewThread {
+                    usleep(killAfter)
+                    kill(getpid(), SIGKILL)
+                }
+            }
+        } catch {
+            fail("append \(i) failed: \(error)")
+        }
+        i += 1
+    }
+
 case "open":
     // Each DIR in turn: open it for writing (sending nothing), read every collection and the
     // pending mutations, close; print `ok DIR` or `error CODE DIR`. A crash stops the list:

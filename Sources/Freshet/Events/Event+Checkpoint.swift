@@ -47,6 +47,24 @@ extension Event {
             }
         }
 
+        /// The last ``ReadPolicy`` one collection's refreshes recorded up to ``throughLSN``, and
+        /// the LSN of the record that carried it (which compaction may have removed).
+        public struct RecordedPolicy: Sendable, Hashable {
+            public var collection: String
+            public var lsn: LSN
+            public var policy: ReadPolicy
+
+            public init(collection: String, lsn: LSN, policy: ReadPolicy) {
+                self.collection = collection
+                self.lsn = lsn
+                self.policy = policy
+            }
+        }
+
+        /// The payload version this code writes: 2 carries ``policies``; 1 (no version
+        /// field) was written before policies were kept (docs/log-format.md §6.12).
+        public static let payloadVersion = 2
+
         /// The last LSN whose effects the state holds.
         public var throughLSN: LSN
         /// The timestamp of the record at ``throughLSN`` (statuses are judged at it when a
@@ -60,13 +78,19 @@ extension Event {
         public var removedCount: Int
         /// The entries, grouped by table in ``Table`` order and sorted by key within one.
         public var entries: [Entry]
+        /// Each collection's last recorded read policy at ``throughLSN``, sorted by collection:
+        /// `freshet why` judges a compacted collection under it when the record that carried
+        /// it was removed. Nil for a version 1 checkpoint (written before policies were kept:
+        /// unknown), empty when no refresh up to ``throughLSN`` recorded one.
+        public var policies: [RecordedPolicy]?
 
-        public init(throughLSN: LSN, throughTime: Date, keptLSNs: [LSN], removedCount: Int, entries: [Entry]) {
+        public init(throughLSN: LSN, throughTime: Date, keptLSNs: [LSN], removedCount: Int, entries: [Entry], policies: [RecordedPolicy]? = nil) {
             self.throughLSN = throughLSN
             self.throughTime = throughTime
             self.keptLSNs = keptLSNs
             self.removedCount = removedCount
             self.entries = entries
+            self.policies = policies
         }
     }
 }
@@ -86,6 +110,16 @@ extension ByteWriter {
                 m.field(3, bytes: entry.value)
             }
         }
+        if let policies = c.policies {
+            field(6, uint: UInt64(Event.Checkpoint.payloadVersion))
+            for p in policies {
+                field(7) { m in
+                    m.field(1, string: p.collection)
+                    m.field(2, uint: p.lsn.rawValue)
+                    m.field(3) { p.policy.encode(into: &$0) }
+                }
+            }
+        }
     }
 }
 
@@ -97,6 +131,8 @@ extension Event.Checkpoint {
         var kept: [LSN] = []
         var removed = 0
         var entries: [Entry] = []
+        var version: UInt64 = 1
+        var policies: [RecordedPolicy] = []
         try r.fields { tag, v in
             switch tag {
             case 1: through = LSN(try v.uint())
@@ -121,10 +157,30 @@ extension Event.Checkpoint {
                 }
                 guard let key, !key.isEmpty else { throw FormatError(reason: "checkpoint entry has no key") }
                 entries.append(Entry(table: table, key: key, value: value))
+            case 6: version = try v.uint()
+            case 7:
+                var m = v.message
+                var collection: String?
+                var lsn: UInt64 = 0
+                var policy: ReadPolicy?
+                try m.fields { t, x in
+                    switch t {
+                    case 1: collection = try x.string()
+                    case 2: lsn = try x.uint()
+                    case 3: policy = try ReadPolicy.decodeField(x.message)
+                    default: break
+                    }
+                }
+                guard let collection, let policy else { throw FormatError(reason: "checkpoint policy entry has no collection or no policy") }
+                policies.append(RecordedPolicy(collection: collection, lsn: LSN(lsn), policy: policy))
             default: break
             }
         }
         guard let through else { throw FormatError(reason: "checkpoint has no throughLSN") }
-        return Event.Checkpoint(throughLSN: through, throughTime: time, keptLSNs: kept, removedCount: removed, entries: entries)
+        guard version <= UInt64(Event.Checkpoint.payloadVersion) else {
+            throw FormatError(reason: "checkpoint payload version \(version) is newer than this Freshet reads (\(Event.Checkpoint.payloadVersion))")
+        }
+        return Event.Checkpoint(throughLSN: through, throughTime: time, keptLSNs: kept, removedCount: removed, entries: entries,
+                                policies: version >= 2 ? policies : nil)
     }
 }

@@ -11,7 +11,7 @@ extension Fold {
     /// checks both before it appends, so that happens only when a mutation was proposed, or
     /// the collection fetched, between its check and its commit (or by another process).
     /// `idMap` and `confirmed` entries are kept: they are bounded by mutations, not by keys.
-    static func applyEvicted(_ record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
+    static func applyEvicted(_ record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         let collection = record.collection
         guard let mark = try state.syncMark(collection, in: txn), mark.wasFetched else { return }
         if try collectionsNamedByPendingMutations(state: state, in: txn).contains(collection) { return }
@@ -24,7 +24,7 @@ extension Fold {
     /// `pending` and the proposals in `log`.
     /// - Throws: ``StoreError/corruptRecord`` when a pending entry's proposal is missing or
     ///   is not a `mutationProposed` record.
-    static func collectionsNamedByPendingMutations(state: MaterializedState, in txn: borrowing Transaction) throws -> Set<String> {
+    static func collectionsNamedByPendingMutations(state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> Set<String> {
         var lsns: [LSN] = []
         try txn.forEach(state.dbs.pending) { key, _ in
             if key.count == 8 { lsns.append(LSN(Keys.readUInt64(key, at: 0))) }

@@ -10,7 +10,7 @@ extension Fold {
         case rolledBack = 3
     }
 
-    static func applyProposed(_ p: Event.MutationProposed, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
+    static func applyProposed(_ p: Event.MutationProposed, record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         if let existing = try mutationEntry(p.id, state: state, in: txn) {
             throw StoreError(.invalidEvent, "mutation \(p.id) was already proposed (at LSN \(existing.lsn)); a mutation ID is used once", lsn: record.lsn)
         }
@@ -19,7 +19,7 @@ extension Fold {
         try touch(record.event.affectedCollections(primary: record.collection), rowsChanged: true, record: record, state: state, in: txn)
     }
 
-    static func applyConfirmed(_ c: Event.MutationConfirmed, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
+    static func applyConfirmed(_ c: Event.MutationConfirmed, record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         let entry = try resolvePending(c.id, as: .confirmed, record: record, state: state, in: txn)
         var deletedIn = Set<String>()
         // Remember what the server confirmed, so a response to a request sent before this
@@ -70,7 +70,7 @@ extension Fold {
         }
     }
 
-    static func applyRolledBack(_ r: Event.MutationRolledBack, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
+    static func applyRolledBack(_ r: Event.MutationRolledBack, record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         let entry = try resolvePending(r.id, as: .rolledBack, record: record, state: state, in: txn)
         // A row this mutation would have created never exists: mutations that refer to its
         // provisional ID must roll back too (an empty server ID marks that).
@@ -90,7 +90,7 @@ extension Fold {
     /// confirmed, a confirmed delete stays deleted.
     /// A response for the whole collection (`prune`) answers every older confirmation, so
     /// their entries go. Returns whether rows changed.
-    static func reapplyConfirmed(after basis: LSN?, collection: String, prune: Bool, preserved: [Row], state: MaterializedState, in txn: borrowing Transaction) throws -> Bool {
+    static func reapplyConfirmed(after basis: LSN?, collection: String, prune: Bool, preserved: [Row], state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         guard let basis else { return false }
         let prefix = Keys.collection(collection)
         var changed = false
@@ -122,7 +122,7 @@ extension Fold {
     }
 
     /// The rows a later confirmation wrote, read before a fetch replaces them.
-    static func confirmedRows(after basis: LSN?, collection: String, state: MaterializedState, in txn: borrowing Transaction) throws -> [Row] {
+    static func confirmedRows(after basis: LSN?, collection: String, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> [Row] {
         guard let basis else { return [] }
         let prefix = Keys.collection(collection)
         var ids: [String] = []
@@ -143,7 +143,7 @@ extension Fold {
     }
 
     /// The state and proposal LSN of a mutation, or nil when it was never proposed.
-    static func mutationEntry(_ id: MutationID, state: MaterializedState, in txn: borrowing Transaction) throws -> (state: MutationState, lsn: LSN)? {
+    static func mutationEntry(_ id: MutationID, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> (state: MutationState, lsn: LSN)? {
         guard let bytes = try txn.get(state.dbs.mutations, key: id.bytes) else { return nil }
         guard bytes.count == 9, let s = MutationState(rawValue: bytes[0]) else {
             throw StoreError(.corruptRecord, "mutation \(id) has a malformed state entry")
@@ -151,7 +151,7 @@ extension Fold {
         return (s, LSN(bytes[1...].reduce(0) { $0 << 8 | UInt64($1) }))
     }
 
-    private static func resolvePending(_ id: MutationID, as outcome: MutationState, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws -> (state: MutationState, lsn: LSN) {
+    private static func resolvePending(_ id: MutationID, as outcome: MutationState, record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> (state: MutationState, lsn: LSN) {
         guard let entry = try mutationEntry(id, state: state, in: txn) else {
             throw StoreError(.invalidEvent, "\(record.kind.name) for mutation \(id), which was never proposed", lsn: record.lsn)
         }
@@ -164,7 +164,7 @@ extension Fold {
     }
 
     /// Moves each collection's `lastLSN` (and `rowsLSN`: the projection changed) to this record.
-    private static func touch(_ collections: [String], rowsChanged: Bool, record: LogRecord, state: MaterializedState, in txn: borrowing Transaction) throws {
+    private static func touch(_ collections: [String], rowsChanged: Bool, record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         for collection in collections {
             var mark = try state.syncMark(collection, in: txn) ?? SyncMark()
             mark.lastLSN = record.lsn

@@ -7,7 +7,7 @@ import FreshetLMDB
 /// given — and it is the only code that changes materialized state. The live store, replay
 /// and tests all go through it, so replaying the log rebuilds exactly the materialized state.
 enum Fold {
-    static func apply(_ record: LogRecord, to state: MaterializedState, in txn: borrowing Transaction) throws {
+    static func apply(_ record: LogRecord, to state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         switch record.event {
         case .mutationProposed(let p): return try applyProposed(p, record: record, state: state, in: txn)
         case .mutationConfirmed(let c): return try applyConfirmed(c, record: record, state: state, in: txn)
@@ -148,7 +148,7 @@ enum Fold {
     /// Makes the rows at positions `lower ..< upper` exactly `rows` (placed as page `page`, in
     /// order). A row whose ID is elsewhere in the collection moves here (the newest page wins),
     /// so no ID is ever held twice. Returns whether anything changed; identical rows write nothing.
-    private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+    private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         // Each row is encoded once: for the comparison and, when something changed, for the put.
         let wanted = rows.enumerated().map { (position: Keys.position(page: page, index: $0.offset), value: MaterializedState.encodeRow($0.element)) }
         if try state.range(from: lower, to: upper, prefix: prefix, holds: wanted, in: txn) {
@@ -165,7 +165,7 @@ enum Fold {
 
     /// Replaces the row with the same ID in place, or appends the row after the last one.
     /// Returns whether anything changed.
-    static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+    static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         let encoded = MaterializedState.encodeRow(row)
         if let position = try state.position(of: row.id, prefix: prefix, in: txn) {
             if try state.value(at: position, prefix: prefix, equals: encoded, in: txn) { return false }

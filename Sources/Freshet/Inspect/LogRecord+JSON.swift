@@ -11,150 +11,194 @@ extension LogRecord {
     }
 
     /// Appends ``jsonLine``'s object to `writer` (for export, which writes many records into one buffer).
+    ///
+    /// The keys are written in sorted order (UTF-8 bytes, as `JSONSerialization`'s
+    /// `.sortedKeys` orders these ASCII keys) as the code is laid out, so nothing is sorted
+    /// at run time: each kind's fields are placed among the common ones (`collection`,
+    /// `kind`, `lsn`, `summary`, `time`) by hand. `DumpJSONLineTests` compares every kind's
+    /// line with `JSONSerialization`'s.
     package func writeJSON(into writer: inout JSONWriter) {
-        var o = JSONSortedObject()
-        o.field("lsn", number: lsn.rawValue)
-        o.field("time") { Self.writeISO8601(timestamp, into: &$0) }
-        o.field("kind", string: kind.name)
-        o.field("collection", string: collection)
-        o.field("summary", string: summary)
-        switch event {
-        case .fetched(let f):
-            switch f.placement {
-            case .replace: o.field("placement", string: "replace")
-            case .page(let index, let isLast):
-                o.field("placement", string: "page")
-                o.field("page", number: index)
-                o.field("isLastPage", bool: isLast)
-            case .upsert: o.field("placement", string: "upsert")
-            }
-            o.field("rowIDs") { $0.array(strings: f.rows.map(\.id)) }
-            o.field("response") { Self.writeJSON(f.response, into: &$0) }
-            o.field("nextCursor", string: f.nextCursor)
-            if let basis = f.basisLSN { o.field("basisLSN", number: basis.rawValue) }
-            if f.rowsWithheld { o.field("rowsWithheld", bool: true) }
-        case .notModified(let n):
-            o.field("response") { Self.writeJSON(n.response, into: &$0) }
-            if let page = n.page { o.field("page", number: page) }
-            if let basis = n.basisLSN { o.field("basisLSN", number: basis.rawValue) }
-        case .fetchFailed(let f):
-            o.field("url", string: f.url)
-            o.field("reason", string: f.reason)
-            if let s = f.status { o.field("status", number: s) }
-            o.field("message", string: f.message)
-            o.field("attempt", number: f.attempt)
-            if let d = f.durationMicros { o.field("durationMicros", number: d) }
-        case .changed(let c), .localWrite(let c):
-            o.field("ops") { w in
-                w.array { a in
-                    for op in c.ops {
-                        a.element { e in
-                            var item = JSONSortedObject()
-                            switch op {
-                            case .upsert(let row): item.field("op", string: "upsert"); item.field("id", string: row.id)
-                            case .delete(let id): item.field("op", string: "delete"); item.field("id", string: id)
+        writer.object { o in
+            switch event {
+            case .fetched(let f):
+                if let basis = f.basisLSN { o.field("basisLSN", number: basis.rawValue) }
+                o.field("collection", string: collection)
+                if case .page(_, let isLast) = f.placement { o.field("isLastPage", bool: isLast) }
+                kindAndLSN(&o)
+                o.field("nextCursor", string: f.nextCursor)
+                switch f.placement {
+                case .replace: o.field("placement", string: "replace")
+                case .page(let index, _):
+                    o.field("page", number: index)
+                    o.field("placement", string: "page")
+                case .upsert: o.field("placement", string: "upsert")
+                }
+                o.field("response") { Self.writeJSON(f.response, into: &$0) }
+                o.field("rowIDs") { w in w.array { a in for row in f.rows { a.element { $0.string(row.id) } } } }
+                if f.rowsWithheld { o.field("rowsWithheld", bool: true) }
+                summaryAndTime(&o)
+            case .notModified(let n):
+                if let basis = n.basisLSN { o.field("basisLSN", number: basis.rawValue) }
+                o.field("collection", string: collection)
+                kindAndLSN(&o)
+                if let page = n.page { o.field("page", number: page) }
+                o.field("response") { Self.writeJSON(n.response, into: &$0) }
+                summaryAndTime(&o)
+            case .fetchFailed(let f):
+                o.field("attempt", number: f.attempt)
+                o.field("collection", string: collection)
+                if let d = f.durationMicros { o.field("durationMicros", number: d) }
+                kindAndLSN(&o)
+                o.field("message", string: f.message)
+                o.field("reason", string: f.reason)
+                if let s = f.status { o.field("status", number: s) }
+                summaryAndTime(&o)
+                o.field("url", string: f.url)
+            case .changed(let c), .localWrite(let c):
+                o.field("collection", string: collection)
+                kindAndLSN(&o)
+                o.field("ops") { w in
+                    w.array { a in
+                        for op in c.ops {
+                            a.element {
+                                $0.object { item in
+                                    switch op {
+                                    case .upsert(let row): item.field("id", string: row.id); item.field("op", string: "upsert")
+                                    case .delete(let id): item.field("id", string: id); item.field("op", string: "delete")
+                                    }
+                                }
                             }
-                            item.write(into: &e)
                         }
                     }
                 }
-            }
-            if let origin = c.origin {
-                o.field("origin") { w in
-                    var item = JSONSortedObject()
-                    item.field("source", string: origin.source)
-                    item.field("eventID", string: origin.eventID)
-                    item.write(into: &w)
+                if let origin = c.origin {
+                    o.field("origin") { w in
+                        w.object { item in
+                            item.field("eventID", string: origin.eventID)
+                            item.field("source", string: origin.source)
+                        }
+                    }
                 }
-            }
-        case .invalidated(let i):
-            o.field("reason", string: i.reason)
-        case .mutationProposed(let p):
-            o.field("mutationID", string: p.id.description)
-            o.field("name", string: p.mutation.name)
-            o.field("queue", string: p.mutation.queue)
-            o.field("ops") { w in
-                w.array { a in
-                    for op in p.mutation.ops {
-                        a.element { e in
-                            var item = JSONSortedObject()
-                            item.field("collection", string: op.collection)
-                            switch op.change {
-                            case .upsert(let row): item.field("op", string: "upsert"); item.field("id", string: row.id)
-                            case .delete(let id): item.field("op", string: "delete"); item.field("id", string: id)
+                summaryAndTime(&o)
+            case .invalidated(let i):
+                o.field("collection", string: collection)
+                kindAndLSN(&o)
+                o.field("reason", string: i.reason)
+                summaryAndTime(&o)
+            case .mutationProposed(let p):
+                o.field("collection", string: collection)
+                o.field("invalidates") { $0.array(strings: p.mutation.invalidates) }
+                kindAndLSN(&o)
+                o.field("mutationID", string: p.id.description)
+                o.field("name", string: p.mutation.name)
+                o.field("ops") { w in
+                    w.array { a in
+                        for op in p.mutation.ops {
+                            a.element {
+                                $0.object { item in
+                                    item.field("collection", string: op.collection)
+                                    switch op.change {
+                                    case .upsert(let row): item.field("id", string: row.id); item.field("op", string: "upsert")
+                                    case .delete(let id): item.field("id", string: id); item.field("op", string: "delete")
+                                    }
+                                }
                             }
-                            item.write(into: &e)
                         }
                     }
                 }
-            }
-            o.field("request") { w in
-                var request = JSONSortedObject()
-                request.field("method", string: p.mutation.request.method.rawValue)
-                request.field("path", string: p.mutation.request.path)
-                request.write(into: &w)
-            }
-            o.field("invalidates") { $0.array(strings: p.mutation.invalidates) }
-        case .mutationConfirmed(let c):
-            o.field("mutationID", string: c.id.description)
-            o.field("status", number: c.status)
-            o.field("rows") { w in
-                w.array { a in
-                    for r in c.rows {
-                        a.element { e in
-                            var item = JSONSortedObject()
-                            item.field("collection", string: r.collection)
-                            item.field("id", string: r.row.id)
-                            item.write(into: &e)
+                o.field("queue", string: p.mutation.queue)
+                o.field("request") { w in
+                    w.object { request in
+                        request.field("method", string: p.mutation.request.method.rawValue)
+                        request.field("path", string: p.mutation.request.path)
+                    }
+                }
+                summaryAndTime(&o)
+            case .mutationConfirmed(let c):
+                o.field("collection", string: collection)
+                o.field("idMappings") { w in
+                    w.array { a in
+                        for m in c.idMappings {
+                            a.element {
+                                $0.object { item in
+                                    item.field("collection", string: m.collection)
+                                    item.field("provisionalID", string: m.provisionalID)
+                                    item.field("serverID", string: m.serverID)
+                                }
+                            }
                         }
                     }
                 }
-            }
-            o.field("idMappings") { w in
-                w.array { a in
-                    for m in c.idMappings {
-                        a.element { e in
-                            var item = JSONSortedObject()
-                            item.field("collection", string: m.collection)
-                            item.field("provisionalID", string: m.provisionalID)
-                            item.field("serverID", string: m.serverID)
-                            item.write(into: &e)
+                o.field("invalidates") { $0.array(strings: c.invalidates) }
+                kindAndLSN(&o)
+                o.field("mutationID", string: c.id.description)
+                o.field("rows") { w in
+                    w.array { a in
+                        for r in c.rows {
+                            a.element {
+                                $0.object { item in
+                                    item.field("collection", string: r.collection)
+                                    item.field("id", string: r.row.id)
+                                }
+                            }
                         }
                     }
                 }
+                o.field("status", number: c.status)
+                summaryAndTime(&o)
+            case .mutationRolledBack(let r):
+                o.field("body", string: String(decoding: r.body, as: UTF8.self))
+                o.field("collection", string: collection)
+                kindAndLSN(&o)
+                o.field("mutationID", string: r.id.description)
+                o.field("reason", string: r.reason)
+                if let s = r.status { o.field("status", number: s) }
+                summaryAndTime(&o)
+            case .checkpoint(let c):
+                o.field("collection", string: collection)
+                o.field("entries", number: c.entries.count)
+                o.field("keptLSNs") { w in w.array { a in for lsn in c.keptLSNs { a.element { $0.number(lsn.rawValue) } } } }
+                kindAndLSN(&o)
+                o.field("removedCount", number: c.removedCount)
+                o.field("summary", string: summary)
+                o.field("throughLSN", number: c.throughLSN.rawValue)
+                o.field("throughTime") { Self.writeISO8601(c.throughTime, into: &$0) }
+                o.field("time") { Self.writeISO8601(timestamp, into: &$0) }
+            case .evicted(let e):
+                o.field("collection", string: collection)
+                o.field("gcTimeMicros", number: e.gcTimeMicros)
+                kindAndLSN(&o)
+                summaryAndTime(&o)
+                o.field("unobservedMicros", number: e.unobservedMicros)
             }
-            o.field("invalidates") { $0.array(strings: c.invalidates) }
-        case .mutationRolledBack(let r):
-            o.field("mutationID", string: r.id.description)
-            if let s = r.status { o.field("status", number: s) }
-            o.field("reason", string: r.reason)
-            o.field("body", string: String(decoding: r.body, as: UTF8.self))
-        case .checkpoint(let c):
-            o.field("throughLSN", number: c.throughLSN.rawValue)
-            o.field("throughTime") { Self.writeISO8601(c.throughTime, into: &$0) }
-            o.field("keptLSNs") { w in w.array { a in for lsn in c.keptLSNs { a.element { $0.number(lsn.rawValue) } } } }
-            o.field("removedCount", number: c.removedCount)
-            o.field("entries", number: c.entries.count)
-        case .evicted(let e):
-            o.field("unobservedMicros", number: e.unobservedMicros)
-            o.field("gcTimeMicros", number: e.gcTimeMicros)
         }
-        o.write(into: &writer)
+    }
+
+    /// The common fields `kind` and `lsn`, adjacent in sorted order.
+    private func kindAndLSN(_ o: inout JSONWriter.ObjectWriter) {
+        o.field("kind", string: kind.name)
+        o.field("lsn", number: lsn.rawValue)
+    }
+
+    /// The common fields `summary` and `time`, adjacent in sorted order except in a checkpoint.
+    private func summaryAndTime(_ o: inout JSONWriter.ObjectWriter) {
+        o.field("summary", string: summary)
+        o.field("time") { Self.writeISO8601(timestamp, into: &$0) }
     }
 
     private static func writeJSON(_ r: ResponseInfo, into writer: inout JSONWriter) {
-        var o = JSONSortedObject()
-        o.field("url", string: r.url)
-        o.field("status", number: r.status)
-        o.field("durationMicros", number: r.durationMicros)
-        o.field("responseBytes", number: r.responseBytes)
-        o.field("etag", string: r.etag)
-        o.field("lastModified", string: r.lastModified)
-        o.field("cacheControl", string: r.cacheControl)
-        o.field("date", string: r.date)
-        o.field("age", string: r.age)
-        o.field("expires", string: r.expires)
-        o.write(into: &writer)
+        writer.object { o in
+            o.field("age", string: r.age)
+            o.field("cacheControl", string: r.cacheControl)
+            o.field("date", string: r.date)
+            o.field("durationMicros", number: r.durationMicros)
+            o.field("etag", string: r.etag)
+            o.field("expires", string: r.expires)
+            o.field("lastModified", string: r.lastModified)
+            o.field("responseBytes", number: r.responseBytes)
+            o.field("status", number: r.status)
+            o.field("url", string: r.url)
+        }
     }
 
     /// Writes `"2026-11-29T14:05:03.123Z"` (UTC, milliseconds; the same text as ``iso8601(_:)``)
@@ -202,11 +246,11 @@ extension LogRecord {
     /// The JSON line `freshet dump --json` prints for a record it cannot read.
     public static func unreadableJSONLine(lsn: LSN, message: String) -> String {
         var writer = JSONWriter(capacity: 128)
-        var o = JSONSortedObject()
-        o.field("lsn", number: lsn.rawValue)
-        o.field("kind", string: "unreadable")
-        o.field("error", string: message)
-        o.write(into: &writer)
+        writer.object { o in
+            o.field("error", string: message)
+            o.field("kind", string: "unreadable")
+            o.field("lsn", number: lsn.rawValue)
+        }
         return writer.string
     }
 }

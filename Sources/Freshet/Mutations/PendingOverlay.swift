@@ -9,7 +9,7 @@ final class PendingOverlay: Sendable {
     private let cache = Mutex<[LSN: Event.MutationProposed]>([:])
 
     /// The unresolved proposals in LSN order.
-    func pending(state: MaterializedState, in txn: borrowing Transaction) throws -> [(lsn: LSN, proposal: Event.MutationProposed)] {
+    func pending(state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> [(lsn: LSN, proposal: Event.MutationProposed)] {
         var lsns: [(lsn: LSN, id: [UInt8])] = []
         try txn.forEach(state.dbs.pending) { key, value in
             if key.count == 8 { lsns.append((LSN(Keys.readUInt64(key, at: 0)), Array(value))) }
@@ -39,7 +39,7 @@ final class PendingOverlay: Sendable {
     }
 
     /// `base` with the pending ops on `collection` applied; the IDs of the mutations that touched it.
-    func apply(to base: [Row], collection: String, state: MaterializedState, in txn: borrowing Transaction) throws -> (rows: [Row], mutations: [MutationID]) {
+    func apply(to base: [Row], collection: String, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws -> (rows: [Row], mutations: [MutationID]) {
         let pending = try pending(state: state, in: txn)
         guard !pending.isEmpty else { return (base, []) }
         var rows = base

@@ -17,7 +17,7 @@ struct MaterializedState {
     // MARK: Reading
 
     /// The collection's rows in order (by position).
-    func rows(_ collection: String, in txn: borrowing Transaction) throws -> [Row] {
+    func rows(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws -> [Row] {
         let prefix = Keys.collection(collection)
         var rows: [Row] = []
         var failure: (any Error)?
@@ -36,7 +36,7 @@ struct MaterializedState {
     }
 
     /// The number of rows in the collection.
-    func rowCount(_ collection: String, in txn: borrowing Transaction) throws -> Int {
+    func rowCount(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws -> Int {
         let prefix = Keys.collection(collection)
         var n = 0
         try txn.forEach(dbs.rowIndex, from: prefix) { key, _ in
@@ -47,7 +47,7 @@ struct MaterializedState {
         return n
     }
 
-    func syncMark(_ collection: String, in txn: borrowing Transaction) throws -> SyncMark? {
+    func syncMark(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws -> SyncMark? {
         if let marks, let cached = marks.cached(collection) { return cached }
         guard let bytes = try txn.get(dbs.marks, key: Array(collection.utf8)) else {
             marks?.remember(nil, for: collection)
@@ -63,7 +63,7 @@ struct MaterializedState {
     }
 
     /// Every collection that has a SyncMark (every collection any event touched), sorted by name.
-    func collections(in txn: borrowing Transaction) throws -> [String] {
+    func collections(in txn: borrowing some FoldTables & ~Copyable) throws -> [String] {
         var names: [String] = []
         try txn.forEach(dbs.marks) { key, _ in
             names.append(String(decoding: key, as: UTF8.self))
@@ -137,7 +137,7 @@ struct MaterializedState {
 
     /// Stores the mark: in the commit's cache when there is one (written when the commit
     /// ends), else in the database at once.
-    func putSyncMark(_ mark: SyncMark, _ collection: String, in txn: borrowing Transaction) throws {
+    func putSyncMark(_ mark: SyncMark, _ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws {
         if let marks {
             marks.set(mark, for: collection)
             return
@@ -147,7 +147,7 @@ struct MaterializedState {
 
     /// Removes the collection's mark: from the commit's cache when there is one (deleted
     /// when the commit ends), else from the database at once.
-    func removeSyncMark(_ collection: String, in txn: borrowing Transaction) throws {
+    func removeSyncMark(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws {
         if let marks {
             marks.remove(collection)
             return
@@ -156,19 +156,19 @@ struct MaterializedState {
     }
 
     /// The position of `id`, if the collection holds it.
-    func position(of id: String, prefix: [UInt8], in txn: borrowing Transaction) throws -> UInt64? {
+    func position(of id: String, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> UInt64? {
         try txn.withValue(dbs.rowIndex, key: Keys.index(prefix, id: id)) { v in
             v.count == 8 ? Keys.readUInt64(v, at: 0) : nil
         } ?? nil
     }
 
     /// Writes `row` at `position`, replacing what was there, and indexes its ID.
-    func put(_ row: Row, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+    func put(_ row: Row, at position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
         try put(encoded: Self.encodeRow(row), id: row.id, at: position, prefix: prefix, in: txn)
     }
 
     /// Writes a row already encoded by ``encodeRow(_:)`` at `position` and indexes its `id`.
-    func put(encoded value: [UInt8], id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+    func put(encoded value: [UInt8], id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
         try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
         try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
     }
@@ -179,7 +179,7 @@ struct MaterializedState {
     /// ``put(encoded:id:at:prefix:in:)``, with one index search instead of two when the ID is
     /// new: the index entry is put with `MDB_NOOVERWRITE`, which fails with `MDB_KEYEXIST`
     /// (changing nothing) only when the ID is already held (LMDB's `mdb_put` documentation).
-    func move(encoded value: [UInt8], id: String, to position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws {
+    func move(encoded value: [UInt8], id: String, to position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
         try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
         let indexKey = Keys.index(prefix, id: id)
         let positionBytes = withUnsafeBytes(of: position.bigEndian) { Array($0) }
@@ -200,7 +200,7 @@ struct MaterializedState {
 
     /// Removes the row with `id`; returns whether it was there.
     @discardableResult
-    func remove(id: String, prefix: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+    func remove(id: String, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         guard let position = try position(of: id, prefix: prefix, in: txn) else { return false }
         try txn.delete(dbs.rows, key: Keys.row(prefix, position: position))
         try txn.delete(dbs.rowIndex, key: Keys.index(prefix, id: id))
@@ -208,7 +208,7 @@ struct MaterializedState {
     }
 
     /// Removes every row whose position is in `lower ..< upper` (nil upper: to the end).
-    func removePositions(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], in txn: borrowing Transaction) throws {
+    func removePositions(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
         var doomed: [(key: [UInt8], id: String)] = []
         var failure: (any Error)?
         try txn.forEach(dbs.rows, from: Keys.row(prefix, position: lower)) { key, value in
@@ -231,7 +231,7 @@ struct MaterializedState {
 
     /// Whether the rows at positions `lower ..< upper` (nil: to the end) are exactly `wanted`
     /// (positions and encoded bytes, in order); compares in place, copying nothing.
-    func range(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], holds wanted: [(position: UInt64, value: [UInt8])], in txn: borrowing Transaction) throws -> Bool {
+    func range(from lower: UInt64, to upper: UInt64?, prefix: [UInt8], holds wanted: [(position: UInt64, value: [UInt8])], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         var i = 0
         var same = true
         try txn.forEach(dbs.rows, from: Keys.row(prefix, position: lower)) { key, value in
@@ -249,12 +249,12 @@ struct MaterializedState {
     }
 
     /// The encoded row stored at `position`, if any.
-    func value(at position: UInt64, prefix: [UInt8], in txn: borrowing Transaction) throws -> [UInt8]? {
+    func value(at position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> [UInt8]? {
         try txn.get(dbs.rows, key: Keys.row(prefix, position: position))
     }
 
     /// Whether the row stored at `position` has exactly the bytes `encoded` (compared in place).
-    func value(at position: UInt64, prefix: [UInt8], equals encoded: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+    func value(at position: UInt64, prefix: [UInt8], equals encoded: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, encoded) } ?? false
     }
 
@@ -265,7 +265,7 @@ struct MaterializedState {
     }
 
     /// The largest position in the collection, or nil when it is empty.
-    func lastPosition(prefix: [UInt8], in txn: borrowing Transaction) throws -> UInt64? {
+    func lastPosition(prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> UInt64? {
         var last: UInt64?
         try txn.forEach(dbs.rows, from: Keys.row(prefix, position: UInt64.max), reverse: true) { key, _ in
             if key.count == prefix.count + 8, key.starts(with: prefix) {

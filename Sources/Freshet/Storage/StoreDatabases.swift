@@ -44,6 +44,16 @@ struct StoreDatabases: Sendable {
     }
 }
 
+extension StoreDatabases {
+    /// Handles of no environment, one per name in ``names`` order: for in-memory tables
+    /// (``MemoryTables``) folded where no store is open, as when recovering a damaged one.
+    static func detached() -> StoreDatabases {
+        let h = names.enumerated().map { Database(detachedNamed: $0.element, index: UInt32($0.offset + 2)) }
+        return StoreDatabases(log: h[0], rows: h[1], rowIndex: h[2], marks: h[3], meta: h[4], pending: h[5],
+                              mutations: h[6], idMap: h[7], confirmed: h[8])
+    }
+}
+
 /// Keys of the `meta` database.
 enum MetaKey {
     /// The store format version, one byte (1).

@@ -48,7 +48,7 @@ final class SyncMarkCache: @unchecked Sendable {
     }
 
     /// Writes every changed mark, once each (deletes a removed one), and forgets which changed.
-    func flush(into txn: borrowing Transaction, database: Database) throws {
+    func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database) throws {
         for collection in dirty.sorted() {
             switch entries[collection] {
             case .some(.some(let mark)): try txn.put(database, key: Array(collection.utf8), value: mark.encoded())

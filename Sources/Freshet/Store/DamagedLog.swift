@@ -32,7 +32,7 @@ struct DamagedLog {
     /// Reads what it can; a file whose log cannot be found at all gives an empty result.
     /// - Throws: ``StoreError/storage`` only when the scratch store for the local rows cannot
     ///   be created or written (a full disk).
-    init(dataPath: String, scratchMapSize: Int) throws(StoreError) {
+    init(dataPath: String) throws(StoreError) {
         let file: DataFile
         let log: DataFile.Records
         do {
@@ -88,7 +88,7 @@ struct DamagedLog {
         unreadable = max(0, expected - present)
 
         proposals = Self.unresolved(records.map(\.record))
-        localRows = try Self.localRows(records, checkpoint: checkpoint, scratchMapSize: scratchMapSize)
+        localRows = try Self.localRows(records, checkpoint: checkpoint)
     }
 
     /// The proposals without a readable confirmation or rollback, each once, in LSN order.
@@ -108,12 +108,11 @@ struct DamagedLog {
     }
 
     /// Folds the readable log — from its latest readable checkpoint, or from the first record —
-    /// into a scratch store with the store's own ``Fold`` (records the fold refuses are
+    /// into scratch tables in memory with the store's own ``Fold`` (records the fold refuses are
     /// skipped), and returns the rows of every collection that is local-only: it has rows, no
     /// fetch in its SyncMark, and no `fetched`, `notModified` or `changed` record in the
     /// readable log (a server's collection is a cache; its rows come back with a refresh).
-    static func localRows(_ records: [(record: LogRecord, bytes: [UInt8])], checkpoint: (record: LogRecord, bytes: [UInt8])?,
-                          scratchMapSize: Int) throws(StoreError) -> [String: [Row]] {
+    static func localRows(_ records: [(record: LogRecord, bytes: [UInt8])], checkpoint: (record: LogRecord, bytes: [UInt8])?) throws(StoreError) -> [String: [Row]] {
         var remote = Set<String>()
         for (record, _) in records {
             switch record.event {
@@ -121,8 +120,7 @@ struct DamagedLog {
             default: break
             }
         }
-        let scratch = try ScratchState(mapSize: scratchMapSize)
-        defer { scratch.remove() }
+        let scratch = ScratchState(dbs: .detached())
         var folded = records
         if let checkpoint, case .checkpoint(let c) = checkpoint.record.event {
             let keptLSNs = Set(c.keptLSNs)
@@ -133,15 +131,14 @@ struct DamagedLog {
         // Records the fold refuses (a confirmation whose proposal was lost) are skipped.
         _ = try scratch.fold(folded)
         do {
-            return try scratch.env.read { txn in
-                var result: [String: [Row]] = [:]
-                for collection in try scratch.state.collections(in: txn) where !remote.contains(collection) {
-                    if try scratch.state.syncMark(collection, in: txn)?.fetchedLSN != nil { continue }
-                    let rows = try scratch.state.rows(collection, in: txn)
-                    if !rows.isEmpty { result[collection] = rows }
-                }
-                return result
+            let txn = scratch.tables
+            var result: [String: [Row]] = [:]
+            for collection in try scratch.state.collections(in: txn) where !remote.contains(collection) {
+                if try scratch.state.syncMark(collection, in: txn)?.fetchedLSN != nil { continue }
+                let rows = try scratch.state.rows(collection, in: txn)
+                if !rows.isEmpty { result[collection] = rows }
             }
+            return result
         } catch {
             throw StoreError(error, doing: "reading the local-only rows folded from the damaged log")
         }

@@ -50,7 +50,7 @@ extension Store {
         }
         guard rename(path, target) == 0 else { throw StoreFiles.error(errno, "cannot move \(path) to \(target)") }
         let dataPath = target + "/data.mdb"
-        let found = try DamagedLog(dataPath: dataPath, scratchMapSize: max(configuration.mapSize, 2 * (try StoreFiles.identity(of: dataPath)?.size ?? 0)))
+        let found = try DamagedLog(dataPath: dataPath)
         let store = try Store(directory: URL(fileURLWithPath: path), configuration: configuration, dependencies: dependencies)
         if found.lastLSN > .zero {
             try store.startLog(after: found.lastLSN, time: found.lastTime ?? dependencies.now(), carried: found.readable)

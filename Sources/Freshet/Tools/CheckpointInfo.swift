@@ -16,6 +16,10 @@ public struct CheckpointInfo: Sendable, Hashable, CustomStringConvertible {
     public let keptLSNs: [LSN]
     /// Records up to ``throughLSN`` that compactions removed (this one's count).
     public let removedCount: Int
+    /// Whether the checkpoint keeps each collection's last read policy (payload version 2,
+    /// docs/log-format.md §6.12); false for one written before policies were kept, after
+    /// which `why` cannot know the policy of a collection not refreshed since.
+    public var keepsPolicies = false
 
     public init(lsn: LSN, throughLSN: LSN, throughTime: Date, writtenAt: Date, keptLSNs: [LSN], removedCount: Int) {
         self.lsn = lsn

@@ -41,8 +41,12 @@ public struct Diagnosis: Sendable {
         case given
         /// Recorded by the refresh whose record has this LSN (with the retry settings it ran under).
         case recorded(lsn: LSN, retry: Configuration.RetryPolicy)
+        /// Recorded by the refresh whose record had LSN `recordedAt`, which compaction removed;
+        /// the checkpoint record at `lsn` kept it (docs/log-format.md §6.12, payload version 2).
+        case checkpoint(lsn: LSN, recordedAt: LSN, retry: Configuration.RetryPolicy)
         /// The store's ``Configuration/defaultFreshness``: no refresh of the collection up to
-        /// that point recorded a policy (a log written before policies were recorded).
+        /// that point recorded a policy (a log written before policies were recorded, or
+        /// compacted into a checkpoint written before checkpoints kept them).
         case storeDefault
     }
 

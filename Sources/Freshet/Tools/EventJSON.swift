@@ -23,6 +23,21 @@ enum EventJSON {
                         }
                     }
                 }
+                if let policies = c.policies {
+                    o.field("policies") { w in
+                        w.array { a in
+                            for p in policies {
+                                a.element {
+                                    $0.object { e in
+                                        e.field("collection", string: p.collection)
+                                        e.field("lsn", number: p.lsn.rawValue)
+                                        e.field("readPolicy") { readPolicy(p.policy, into: &$0) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             case .fetched(let f):
                 switch f.placement {
                 case .replace: o.field("placement", string: "replace")
@@ -343,8 +358,19 @@ enum EventJSON {
             }
             let through = try o.int("throughLSN")
             guard through > 0 else { throw o.error("throughLSN must be a whole number from 1") }
+            // Absent: a checkpoint written before policies were kept (payload version 1).
+            var policies: [Event.Checkpoint.RecordedPolicy]?
+            if o.fields["policies"] != nil, !(o.fields["policies"] is NSNull) {
+                policies = []
+                for p in try o.objects("policies") {
+                    guard let policy = try readPolicy(p) else { throw p.error("a policy entry needs readPolicy") }
+                    let lsn = try p.int("lsn")
+                    guard lsn > 0 else { throw p.error("lsn must be a whole number from 1") }
+                    policies?.append(Event.Checkpoint.RecordedPolicy(collection: try p.string("collection"), lsn: LSN(UInt64(lsn)), policy: policy))
+                }
+            }
             return .checkpoint(Event.Checkpoint(throughLSN: LSN(UInt64(through)), throughTime: Date(timeIntervalSince1970: Double(try o.int("throughMicros")) / 1_000_000),
-                                                keptLSNs: kept, removedCount: try o.int("removedCount"), entries: entries))
+                                                keptLSNs: kept, removedCount: try o.int("removedCount"), entries: entries, policies: policies))
         }
     }
 

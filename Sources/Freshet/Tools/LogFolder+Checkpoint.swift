@@ -8,7 +8,7 @@ extension LogFolder {
     ///
     /// A kept record that is missing or unreadable is a problem (reported, skipped), as a
     /// damaged record is anywhere else.
-    func loadLatestCheckpoint() throws(StoreError) -> (info: CheckpointInfo, problems: [StoreProblem])? {
+    func loadLatestCheckpoint() throws(StoreError) -> (info: CheckpointInfo, policies: [Event.Checkpoint.RecordedPolicy], problems: [StoreProblem])? {
         let found: (LogRecord, Event.Checkpoint, [(LSN, [UInt8])], [StoreProblem])?
         do {
             found = try store.env.read { txn in
@@ -34,9 +34,10 @@ extension LogFolder {
         }
         guard let (record, checkpoint, kept, problems) = found else { return nil }
         try scratch.load(checkpoint, keptRecords: kept)
-        let info = CheckpointInfo(lsn: record.lsn, throughLSN: checkpoint.throughLSN, throughTime: checkpoint.throughTime, writtenAt: record.timestamp,
+        var info = CheckpointInfo(lsn: record.lsn, throughLSN: checkpoint.throughLSN, throughTime: checkpoint.throughTime, writtenAt: record.timestamp,
                                   keptLSNs: checkpoint.keptLSNs, removedCount: checkpoint.removedCount)
-        return (info, problems)
+        info.keepsPolicies = checkpoint.policies != nil
+        return (info, checkpoint.policies ?? [], problems)
     }
 
     /// Refuses a replay point the compacted log can no longer reach: an LSN before the

@@ -1,7 +1,7 @@
 import Foundation
 import FreshetLMDB
 
-/// Folds a store's log, in LSN order, into a ``ScratchState`` with the store's own ``Fold``.
+/// Folds a store's log, in LSN order, into a ``ScratchState`` (in memory) with the store's own ``Fold``.
 ///
 /// The log is read in chunks of at most ``chunkSize`` records, each in its own short read
 /// transaction, so a live store's writer is never held back for long (LMDB readers do not
@@ -21,18 +21,16 @@ final class LogFolder {
     private(set) var problems: [StoreProblem] = []
     /// The checkpoint the fold started from (``LogFolder+Checkpoint``); nil: from LSN 1.
     private(set) var checkpoint: CheckpointInfo?
+    /// Each collection's last recorded ``ReadPolicy`` among the records folded (and in the
+    /// checkpoint started from), with the LSN of the record that carried it.
+    private(set) var policies: [String: (lsn: LSN, policy: ReadPolicy)] = [:]
 
     init(store: Store) throws(StoreError) {
         self.store = store
-        let mapSize: Int
-        do {
-            mapSize = max(try store.env.info().mapSize, store.configuration.mapSize)
-        } catch {
-            throw StoreError(error, doing: "reading the size of \(store.directory.path)")
-        }
-        self.scratch = try ScratchState(mapSize: mapSize)
+        self.scratch = ScratchState(dbs: store.state.dbs)
         if let start = try loadLatestCheckpoint() {
             checkpoint = start.info
+            for p in start.policies { policies[p.collection] = (p.lsn, p.policy) }
             problems += start.problems
             lastSeen = start.info.throughLSN
             lastFolded = (start.info.throughLSN, start.info.throughTime)
@@ -107,6 +105,7 @@ final class LogFolder {
                             return false
                         }
                         noteGap(before: lsn)
+                        if let p = record.event.readPolicy { policies[record.collection] = (lsn, p) }
                         chunk.append((record, bytes))
                         lastSeen = lsn
                         return true

@@ -67,7 +67,6 @@ extension Store {
 
     private func compactUntyped(keeping window: Duration, every interval: Int, progress: ((CompactionProgress) -> Void)?) throws -> CompactionReport {
         let folder = try LogFolder(store: self)
-        defer { folder.scratch.remove() }
         let start = folder.checkpoint
         let cutoff = ByteWriter.micros(dependencies.now().addingTimeInterval(-Self.seconds(window)))
         let plan = try env.read { txn in try Self.plan(after: start?.throughLSN ?? .zero, cutoff: cutoff, log: state.dbs.log, in: txn) }
@@ -114,7 +113,8 @@ extension Store {
                 guard let lsn = stored.successor else {
                     throw StoreError(.logExhausted, "the log of \(env.path) has used its last LSN (\(stored)); no checkpoint can be appended", lsn: stored)
                 }
-                let checkpoint = Event.Checkpoint(throughLSN: through, throughTime: last.time, keptLSNs: kept.sorted(), removedCount: doomed.count, entries: entries)
+                let checkpoint = Event.Checkpoint(throughLSN: through, throughTime: last.time, keptLSNs: kept.sorted(), removedCount: doomed.count, entries: entries,
+                                               policies: folder.policies.sorted { $0.key < $1.key }.map { .init(collection: $0.key, lsn: $0.value.lsn, policy: $0.value.policy) })
                 let record = LogRecord(lsn: lsn, timestamp: dependencies.now(), collection: "", event: .checkpoint(checkpoint))
                 try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
                 try Fold.apply(record, to: state, in: txn)

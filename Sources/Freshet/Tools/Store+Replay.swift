@@ -30,7 +30,6 @@ extension Store {
     private func replayUntyped(to requested: ReplayPoint, collections: CollectionFilter, policy: FreshnessPolicy?) throws -> Replay {
             try checkOpen()
             let folder = try LogFolder(store: self)
-            defer { folder.scratch.remove() }
             let last = try folder.sourceLastLSN()
             // `.end` is the end when the replay starts: records an app appends meanwhile are left out.
             let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
@@ -40,15 +39,12 @@ extension Store {
             default: break
             }
             try folder.checkReachable(point)
-            var recorded: [String: FreshnessPolicy] = [:]
             try folder.run(stopBefore: { record in
                 switch point {
                 case .end: false
                 case .lsn(let lsn): record.lsn > lsn
                 case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
                 }
-            }, visit: policy != nil ? nil : { record in
-                if let p = record.event.readPolicy { recorded[record.collection] = p.freshness }
             })
             if case .time(let time) = point, folder.lastFolded == nil {
                 let first = try firstRecordTime()
@@ -60,7 +56,7 @@ extension Store {
             default: folder.lastFolded?.time
             }
             let fallback = configuration.defaultFreshness
-            return try Self.projection(of: folder, collections: collections, policy: { policy ?? recorded[$0] ?? fallback }, now: now)
+            return try Self.projection(of: folder, collections: collections, policy: { policy ?? folder.policies[$0]?.policy.freshness ?? fallback }, now: now)
     }
 
     private func firstRecordTime() throws -> (lsn: LSN, time: Date)? {
@@ -76,27 +72,26 @@ extension Store {
     static func projection(of folder: LogFolder, collections filter: CollectionFilter, policy: (String) -> FreshnessPolicy, now: Date?) throws -> Replay {
         let scratch = folder.scratch
         let overlay = PendingOverlay()
-        return try scratch.env.read { txn in
-            let state = scratch.state
-            var snapshots: [Snapshot] = []
-            for name in try state.collections(in: txn) where filter.matches(name) {
-                let mark = try state.syncMark(name, in: txn)
-                let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
-                let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
-                let judgedAt = now ?? Date(timeIntervalSince1970: 0)
-                let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt)
-                let query = QueryState.derive(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt, isFetching: false)
-                snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, query: query, lsn: mark?.lastLSN ?? .zero,
-                                          pendingMutations: projected.mutations))
-            }
-            let pending = try overlay.pending(state: state, in: txn).map { lsn, proposal in
-                var collections: [String] = []
-                for op in proposal.mutation.ops where !collections.contains(op.collection) { collections.append(op.collection) }
-                return PendingMutationInfo(lsn: lsn, id: proposal.id, name: proposal.mutation.name, queue: proposal.mutation.queue, collections: collections)
-            }
-            var replay = Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
-            replay.checkpoint = folder.checkpoint
-            return replay
+        let txn = scratch.tables
+        let state = scratch.state
+        var snapshots: [Snapshot] = []
+        for name in try state.collections(in: txn) where filter.matches(name) {
+            let mark = try state.syncMark(name, in: txn)
+            let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
+            let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
+            let judgedAt = now ?? Date(timeIntervalSince1970: 0)
+            let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt)
+            let query = QueryState.derive(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt, isFetching: false)
+            snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, query: query, lsn: mark?.lastLSN ?? .zero,
+                                      pendingMutations: projected.mutations))
         }
+        let pending = try overlay.pending(state: state, in: txn).map { lsn, proposal in
+            var collections: [String] = []
+            for op in proposal.mutation.ops where !collections.contains(op.collection) { collections.append(op.collection) }
+            return PendingMutationInfo(lsn: lsn, id: proposal.id, name: proposal.mutation.name, queue: proposal.mutation.queue, collections: collections)
+        }
+        var replay = Replay(lsn: folder.lastFolded?.lsn ?? .zero, time: now, snapshots: snapshots, pending: pending, problems: folder.problems, recordCount: folder.recordCount)
+        replay.checkpoint = folder.checkpoint
+        return replay
     }
 }

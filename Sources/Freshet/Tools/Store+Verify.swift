@@ -4,7 +4,7 @@ import FreshetLMDB
 extension Store {
     /// Checks the store against its own log: every record decodes and passes its CRC-32C,
     /// LSNs run on without a gap from 1 (from the latest checkpoint's `throughLSN` after a
-    /// compaction, whose kept records must decode), and folding the log into a scratch store with the same
+    /// compaction, whose kept records must decode), and folding the log into memory (``MemoryTables``) with the same
     /// ``Fold`` yields the materialized databases byte for byte (`rows`, `rowIndex`, `marks`,
     /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`). The store is only read.
     ///
@@ -20,7 +20,6 @@ extension Store {
         do {
             try checkOpen()
             let folder = try LogFolder(store: self)
-            defer { folder.scratch.remove() }
             var problems: [StoreProblem] = []
             var compared = 0
             let startLSN = try folder.sourceLastLSN()
@@ -43,38 +42,34 @@ extension Store {
             ("idMap", dbs.idMap, replayed.idMap), ("confirmed", dbs.confirmed, replayed.confirmed),
         ]
         var marks: [String: SyncMark] = [:]
-        try scratch.env.read { txn in
-            for name in try scratch.state.collections(in: txn) {
-                marks[name] = try scratch.state.syncMark(name, in: txn)
-            }
+        for name in try scratch.state.collections(in: scratch.tables) {
+            marks[name] = try scratch.state.syncMark(name, in: scratch.tables)
         }
         let namer = DifferenceNamer(replayedMarks: marks)
         var problems: [StoreProblem] = []
         var compared = 0
         for (name, stored, rebuilt) in pairs {
-            var expected: [(key: [UInt8], value: [UInt8])] = []
-            try scratch.env.read { txn in
-                try txn.forEach(rebuilt) { key, value in
-                    expected.append((Array(key), Array(value)))
-                    return true
-                }
-            }
+            // The replayed entries in key order; the stored ones are walked in the same order
+            // and compared in place (memcmp), so only a difference copies bytes.
+            let expected = scratch.tables.entries(rebuilt)
             var i = 0
             try source.forEach(stored) { keyBuffer, valueBuffer in
-                let key = Array(keyBuffer)
-                while i < expected.count, expected[i].key.lexicographicallyPrecedes(key) {
+                var order = -1
+                while i < expected.count {
+                    order = expected[i].key.withUnsafeBytes { OrderedTable.compare($0, keyBuffer) }
+                    guard order < 0 else { break }
                     problems.append(namer.name(database: name, key: expected[i].key, stored: nil, replayed: expected[i].value))
                     compared += 1
                     i += 1
                 }
                 compared += 1
-                if i < expected.count, expected[i].key == key {
-                    if !valueBuffer.elementsEqual(expected[i].value) {
-                        problems.append(namer.name(database: name, key: key, stored: Array(valueBuffer), replayed: expected[i].value))
+                if i < expected.count, order == 0 {
+                    if !MaterializedState.same(valueBuffer, expected[i].value) {
+                        problems.append(namer.name(database: name, key: Array(keyBuffer), stored: Array(valueBuffer), replayed: expected[i].value))
                     }
                     i += 1
                 } else {
-                    problems.append(namer.name(database: name, key: key, stored: Array(valueBuffer), replayed: nil))
+                    problems.append(namer.name(database: name, key: Array(keyBuffer), stored: Array(valueBuffer), replayed: nil))
                 }
                 return true
             }

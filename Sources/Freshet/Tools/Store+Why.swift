@@ -20,7 +20,6 @@ extension Store {
     private func whyUntyped(_ collection: String, at requested: ReplayPoint, now: Date?, override: FreshnessPolicy?) throws -> Diagnosis {
         try checkOpen()
         let folder = try LogFolder(store: self)
-        defer { folder.scratch.remove() }
         let last = try folder.sourceLastLSN()
         // `.end` is the end when `why` starts: records an app appends meanwhile are left out.
         let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
@@ -29,7 +28,6 @@ extension Store {
         }
         try folder.checkReachable(point)
         var timeline: [LogRecord] = []
-        var recorded: (policy: ReadPolicy, lsn: LSN)?
         try folder.run(stopBefore: { record in
             switch point {
             case .end: false
@@ -37,7 +35,6 @@ extension Store {
             case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
             }
         }, visit: { record in
-            if record.collection == collection, let p = record.event.readPolicy { recorded = (p, record.lsn) }
             guard record.event.affectedCollections(primary: record.collection).contains(collection) else { return }
             timeline.append(record)
             if timeline.count > 200 { timeline.removeFirst(100) }
@@ -53,8 +50,13 @@ extension Store {
         let source: Diagnosis.PolicySource
         if let override {
             (policy, source) = (override, .given)
-        } else if let recorded {
-            (policy, source) = (recorded.policy.freshness, .recorded(lsn: recorded.lsn, retry: recorded.policy.retry))
+        } else if let recorded = folder.policies[collection] {
+            if let checkpoint = folder.checkpoint, recorded.lsn <= checkpoint.throughLSN {
+                // The record that carried it was compacted away; the checkpoint kept the policy.
+                (policy, source) = (recorded.policy.freshness, .checkpoint(lsn: checkpoint.lsn, recordedAt: recorded.lsn, retry: recorded.policy.retry))
+            } else {
+                (policy, source) = (recorded.policy.freshness, .recorded(lsn: recorded.lsn, retry: recorded.policy.retry))
+            }
         } else {
             (policy, source) = (configuration.defaultFreshness, .storeDefault)
         }

@@ -8,7 +8,7 @@ extension StoreDatabases {
     ///
     /// - Throws: ``StoreError/Code/corruptRecord`` for a `rows` entry whose key is too short
     ///   or whose value has no readable row ID; LMDB errors from the writes.
-    func load(_ checkpoint: Event.Checkpoint, in txn: borrowing Transaction) throws {
+    func load(_ checkpoint: Event.Checkpoint, in txn: borrowing some FoldTables & ~Copyable) throws {
         for entry in checkpoint.entries {
             switch entry.table {
             case .rows:

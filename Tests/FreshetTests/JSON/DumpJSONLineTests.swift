@@ -20,6 +20,9 @@ struct DumpJSONLineTests {
                   event: .mutationRolledBack(.init(id: mutationID, status: 422, reason: "rejected", body: Data("{\"error\":\"\u{01}bad\"}".utf8)))),
         LogRecord(lsn: 23, timestamp: TestClock.now, collection: "favourites",
                   event: .mutationRolledBack(.init(id: mutationID, status: nil, reason: "gave up after 5 attempts"))),
+        LogRecord(lsn: 24, timestamp: TestClock.now, collection: "",
+                  event: .checkpoint(.init(throughLSN: 19, throughTime: TestClock.now, keptLSNs: [20], removedCount: 18,
+                                           entries: [.init(table: .marks, key: [0x61], value: [1])], policies: []))),
     ]
 
     @Test("each record's line is byte for byte what JSONSerialization wrote from jsonObject with sorted keys", arguments: records)

@@ -1,5 +1,5 @@
 import Foundation
-import Freshet
+@testable import Freshet
 import FreshetCommands
 import FreshetHTTP
 import FreshetTesting
@@ -145,17 +145,70 @@ extension LogToolTests {
             }
         }
 
-        @Test("why on a compacted store whose policy records were removed says so and names the checkpoint")
+        @Test("why on a compacted store judges under the policy the checkpoint kept, naming the removed record and the checkpoint")
         func whyAfterCompaction() async throws {
+            try await withRecordedRun { directory, _ in
+                let store = try await openForCompaction(directory, at: 230)
+                let report = try store.compact(keeping: .zero)
+                let checkpoint = try #require(report.checkpoint)
+                // LSN 2 (the 304) recorded the last policy of todos; favourites was never refreshed.
+                let todos = try store.why("todos")
+                #expect(todos.policy == recordedRunPolicy)
+                #expect(todos.policySource == .checkpoint(lsn: checkpoint.lsn, recordedAt: 2, retry: Configuration.test().retry))
+                #expect(todos.checkpoint?.keepsPolicies == true)
+                #expect(try store.why("favourites").policySource == .storeDefault)
+                store.close()
+                let run = runTool(["why", directory.path, "todos"])
+                #expect(run.status == 0)
+                #expect(run.stdout.dropFirst().first?.contains("under policy maxAge=300 (recorded at LSN 2, kept by the checkpoint at LSN \(checkpoint.lsn); retries: 3 attempts, base delay 1 s, at most 30 s)") == true, "\(run.stdout)")
+                let json = runTool(["why", directory.path, "todos", "--json"])
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.joined().utf8)) as? [String: Any])
+                let source = try #require(object["policySource"] as? [String: Any])
+                #expect(source["from"] as? String == "checkpoint")
+                #expect(source["lsn"] as? Int == 2)
+                #expect(source["checkpointLSN"] as? Int == Int(checkpoint.lsn.rawValue))
+                // A second compaction carries the policy over from the first checkpoint.
+                let again = try await openForCompaction(directory, at: 400)
+                defer { again.close() }
+                _ = try await again.localWrite("notes", [.upsert(Row(id: "n", json: Data("{}".utf8)))])
+                let second = try #require(try again.compact(keeping: .zero).checkpoint)
+                #expect(try again.why("todos").policySource == .checkpoint(lsn: second.lsn, recordedAt: 2, retry: Configuration.test().retry))
+            }
+        }
+
+        @Test("a checkpoint written before checkpoints kept policies (payload version 1) still reads; why then says the policy was removed")
+        func whyAfterVersion1Checkpoint() async throws {
             try await withRecordedRun { directory, _ in
                 let store = try await openForCompaction(directory, at: 230)
                 let report = try store.compact(keeping: .zero)
                 store.close()
                 let checkpoint = try #require(report.checkpoint)
-                let run = runTool(["why", directory.path, "todos"])
-                #expect(run.status == 0)
-                #expect(run.stdout.count > 1)
-                #expect(run.stdout.dropFirst().first?.contains("(the store's default: no policy is recorded for this collection after the \(checkpoint); give --policy to judge as the app does)") == true, "\(run.stdout)")
+                // The export of the compacted store, its checkpoint line without `policies`:
+                // what an export of a store compacted by the previous version holds.
+                let export = runTool(["export", directory.path])
+                #expect(export.status == 0)
+                var lines: [String] = []
+                for line in export.stdout {
+                    var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    if object["kind"] as? String == "checkpoint", var event = object["event"] as? [String: Any] {
+                        #expect(event["policies"] != nil)
+                        event["policies"] = nil
+                        object["event"] = event
+                    }
+                    lines.append(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                }
+                try await withTemporaryDirectory { old in
+                    let target = old.appendingPathComponent("store")
+                    _ = try Store.importLog(lines: lines, into: target)
+                    let imported = try openReadOnly(target)
+                    #expect(try imported.verify().problems == [])
+                    let diagnosis = try imported.why("todos")
+                    imported.close()
+                    #expect(diagnosis.policySource == .storeDefault)
+                    #expect(diagnosis.checkpoint?.keepsPolicies == false)
+                    let run = runTool(["why", target.path, "todos"])
+                    #expect(run.stdout.dropFirst().first?.contains("(the store's default: no policy is recorded for this collection after the \(checkpoint); give --policy to judge as the app does)") == true, "\(run.stdout)")
+                }
             }
         }
 
@@ -186,15 +239,31 @@ extension LogToolTests {
             }
         }
 
-        @Test("a checkpoint record round-trips through its bytes")
+        @Test("a checkpoint record round-trips through its bytes, with its policies (version 2) and without (version 1)")
         func checkpointCodec() throws {
-            let checkpoint = Event.Checkpoint(throughLSN: 7, throughTime: Date(timeIntervalSince1970: 1_767_225_630), keptLSNs: [3, 5], removedCount: 5,
-                                              entries: [.init(table: .rows, key: [0, 1, 0x61, 0, 0, 0, 0, 0, 0, 0, 0], value: [1, 0x78, 0x7B, 0x7D]),
-                                                        .init(table: .marks, key: [0x61], value: [4, 1, 7])])
-            let record = LogRecord(lsn: 8, timestamp: Date(timeIntervalSince1970: 1_767_225_700), collection: "", event: .checkpoint(checkpoint))
-            let decoded = try LogRecord.decode(record.encoded(), expectedLSN: 8)
-            #expect(decoded == record)
-            #expect(decoded.kind == .checkpoint)
+            let policy = ReadPolicy(freshness: .maxAge(.seconds(30)), retry: Configuration.RetryPolicy())
+            let version1 = Event.Checkpoint(throughLSN: 7, throughTime: Date(timeIntervalSince1970: 1_767_225_630), keptLSNs: [3, 5], removedCount: 5,
+                                            entries: [.init(table: .rows, key: [0, 1, 0x61, 0, 0, 0, 0, 0, 0, 0, 0], value: [1, 0x78, 0x7B, 0x7D]),
+                                                      .init(table: .marks, key: [0x61], value: [4, 1, 7])])
+            var version2 = version1
+            version2.policies = [.init(collection: "a", lsn: 6, policy: policy), .init(collection: "b", lsn: 2, policy: ReadPolicy(freshness: .manual, retry: .init()))]
+            var none = version1
+            none.policies = []
+            for checkpoint in [version1, version2, none] {
+                let record = LogRecord(lsn: 8, timestamp: Date(timeIntervalSince1970: 1_767_225_700), collection: "", event: .checkpoint(checkpoint))
+                let decoded = try LogRecord.decode(record.encoded(), expectedLSN: 8)
+                #expect(decoded == record)
+                #expect(decoded.kind == .checkpoint)
+            }
+            // Version 1 bytes are what the previous version wrote: no field 6 or 7.
+            let v1Payload = Event.checkpoint(version1).encodedPayload()
+            #expect(Array(Event.checkpoint(none).encodedPayload().prefix(v1Payload.count)) == v1Payload)
+            #expect(Array(Event.checkpoint(none).encodedPayload().dropFirst(v1Payload.count)) == [0x06, 0x01, 0x02])
+            // A payload version this code does not know is refused, not misread.
+            var newer = ByteWriter()
+            newer.encode(none)
+            newer.field(6, uint: 3)
+            #expect(throws: (any Error).self) { try Event.decode(kind: .checkpoint, payload: newer.bytes) }
         }
     }
 }

@@ -1,0 +1,66 @@
+import FreshetLMDB
+
+/// The ordered key-value tables the fold reads and writes: the store's named databases
+/// (``StoreDatabases``), addressed by their handles. Keys sort as LMDB's default comparison
+/// sorts them (`memcmp` over the shorter length, then the shorter key first).
+///
+/// Two implementations share every line of ``Fold`` and ``MaterializedState``:
+/// - an LMDB ``Transaction`` (the store's writer, snapshots, import), and
+/// - ``MemoryTables``, ordered maps in memory, into which `replay`, `verify`, `why` and
+///   `compact` fold a log without writing a page (docs/performance.md, W5).
+///
+/// Bytes lent to a closure (`withValue`, `forEach`) are valid for the call only; a `forEach`
+/// body must not write to the tables it walks.
+protocol FoldTables: ~Copyable {
+    /// Lends the value stored under `key` to `body`, or returns nil when there is none.
+    func withValue<R>(_ db: Database, key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    /// A copy of the value stored under `key`, or nil when there is none.
+    func get(_ db: Database, key: [UInt8]) throws -> [UInt8]?
+    /// Stores `value` under `key`. With `append`, `key` must sort after every key of the table;
+    /// with `noOverwrite`, an existing key is left as it is.
+    /// - Throws: ``LMDBError/keyExists`` for an existing key with `noOverwrite` or a key that
+    ///   does not sort last with `append` (LMDB's `mdb_put` documentation); storage errors.
+    func put(_ db: Database, key: [UInt8], value: [UInt8], append: Bool, noOverwrite: Bool) throws(LMDBError)
+    /// Deletes `key`; returns whether it was there.
+    @discardableResult
+    func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool
+    /// Walks the table in key order from the smallest key ≥ `start` (nil: the first key), or
+    /// with `reverse` backwards from the largest key ≤ `start` (nil: the last key), lending
+    /// each key and value to `body` until it returns false.
+    func forEach(_ db: Database, from start: [UInt8]?, reverse: Bool,
+                 _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
+}
+
+extension FoldTables where Self: ~Copyable {
+    /// ``put(_:key:value:append:noOverwrite:)`` replacing any value stored under `key`.
+    func put(_ db: Database, key: [UInt8], value: [UInt8]) throws(LMDBError) {
+        try put(db, key: key, value: value, append: false, noOverwrite: false)
+    }
+
+    /// ``put(_:key:value:append:noOverwrite:)`` with only `noOverwrite` given.
+    func put(_ db: Database, key: [UInt8], value: [UInt8], noOverwrite: Bool) throws(LMDBError) {
+        try put(db, key: key, value: value, append: false, noOverwrite: noOverwrite)
+    }
+
+    /// ``put(_:key:value:append:noOverwrite:)`` with only `append` given.
+    func put(_ db: Database, key: [UInt8], value: [UInt8], append: Bool) throws(LMDBError) {
+        try put(db, key: key, value: value, append: append, noOverwrite: false)
+    }
+
+    /// Walks the whole table in key order.
+    func forEach(_ db: Database, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEach(db, from: nil, reverse: false, body)
+    }
+
+    /// Walks the table in key order from the smallest key ≥ `start`.
+    func forEach(_ db: Database, from start: [UInt8]?, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEach(db, from: start, reverse: false, body)
+    }
+
+    /// Walks the whole table, backwards with `reverse`.
+    func forEach(_ db: Database, reverse: Bool, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEach(db, from: nil, reverse: reverse, body)
+    }
+}
+
+extension Transaction: FoldTables {}

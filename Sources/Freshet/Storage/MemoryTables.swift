@@ -1,0 +1,119 @@
+import FreshetLMDB
+
+/// A store's named databases held in memory as ``OrderedTable``s: the fold target of the log
+/// tools (`replay`, `verify`, `why`, `compact`), which fold a whole log with the store's own
+/// ``Fold`` without writing a page. Memory: the materialized state (rows, index, marks,
+/// mutation tables) and the proposals of the log, about twice their bytes on disk.
+///
+/// Tables are addressed by the handles of the store being read (``StoreDatabases``), so the
+/// same ``MaterializedState`` reads either. Changes can be undone: between ``begin()`` and
+/// ``commit()`` every change is journaled, and ``rollback()`` puts back what was there — what
+/// an aborted LMDB write transaction does. Not thread-safe: one tool run uses it on one thread.
+final class MemoryTables: FoldTables {
+    let dbs: StoreDatabases
+    private let handles: [Database]
+    fileprivate var tables: [OrderedTable]
+    private var journaling = false
+    private var journal: [(table: Int, key: [UInt8], old: [UInt8]?)] = []
+
+    init(dbs: StoreDatabases) {
+        self.dbs = dbs
+        handles = [dbs.log, dbs.rows, dbs.rowIndex, dbs.marks, dbs.meta, dbs.pending, dbs.mutations, dbs.idMap, dbs.confirmed]
+        tables = Array(repeating: OrderedTable(), count: handles.count)
+    }
+
+    @inline(__always)
+    fileprivate func table(_ db: Database) -> Int {
+        for i in handles.indices where handles[i] == db { return i }
+        preconditionFailure("MemoryTables holds no database named \(db.name)")
+    }
+
+    /// The number of entries in `db`.
+    func count(_ db: Database) -> Int { tables[table(db)].count }
+
+    // MARK: Undo
+
+    /// Starts journaling changes (a transaction); one at a time.
+    func begin() {
+        precondition(!journaling, "MemoryTables.begin while a change set is open")
+        journaling = true
+        journal.removeAll(keepingCapacity: true)
+    }
+
+    /// Keeps the changes since ``begin()``.
+    func commit() {
+        journaling = false
+        journal.removeAll(keepingCapacity: true)
+    }
+
+    /// Undoes every change since ``begin()``, newest first.
+    func rollback() {
+        for entry in journal.reversed() {
+            if let old = entry.old {
+                tables[entry.table].set(entry.key, old)
+            } else {
+                tables[entry.table].remove(entry.key)
+            }
+        }
+        journaling = false
+        journal.removeAll(keepingCapacity: true)
+    }
+
+    /// A mark in the journal, to undo back to with ``rollback(to:)`` (a nested transaction).
+    var savepoint: Int { journal.count }
+
+    /// Undoes the changes made after `savepoint`, keeping the change set open.
+    func rollback(to savepoint: Int) {
+        while journal.count > savepoint {
+            let entry = journal.removeLast()
+            if let old = entry.old {
+                tables[entry.table].set(entry.key, old)
+            } else {
+                tables[entry.table].remove(entry.key)
+            }
+        }
+    }
+
+    // MARK: FoldTables
+
+    func withValue<R>(_ db: Database, key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let value = tables[table(db)].value(key) else { return nil }
+        return try value.withUnsafeBytes { try body($0) }
+    }
+
+    func get(_ db: Database, key: [UInt8]) throws -> [UInt8]? {
+        tables[table(db)].value(key)
+    }
+
+    func put(_ db: Database, key: [UInt8], value: [UInt8], append: Bool, noOverwrite: Bool) throws(LMDBError) {
+        let t = table(db)
+        if append, let last = tables[t].lastKey, OrderedTable.compare(key, last) <= 0 {
+            throw LMDBError(code: LMDBError.keyExists.code, function: "put(\(db.name), append)")
+        }
+        if noOverwrite, tables[t].value(key) != nil {
+            throw LMDBError(code: LMDBError.keyExists.code, function: "put(\(db.name), noOverwrite)")
+        }
+        let old = tables[t].set(key, value)
+        if journaling { journal.append((t, key, old)) }
+    }
+
+    @discardableResult
+    func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
+        let t = table(db)
+        guard let old = tables[t].remove(key) else { return false }
+        if journaling { journal.append((t, key, old)) }
+        return true
+    }
+
+    func forEach(_ db: Database, from start: [UInt8]?, reverse: Bool,
+                 _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        try tables[table(db)].forEach(from: start, reverse: reverse, body)
+    }
+}
+
+extension MemoryTables {
+    /// Every entry of `db` in key order (the arrays are shared, not copied).
+    func entries(_ db: Database) -> [(key: [UInt8], value: [UInt8])] {
+        tables[table(db)].entries()
+    }
+}
