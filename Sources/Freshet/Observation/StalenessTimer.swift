@@ -60,25 +60,9 @@ final class StalenessTimer: Sendable {
             s.task = nil
             return
         }
-        let delay = max(0, earliest.timeIntervalSince(now()))
-        // The deadline is fixed now, on the clock's own instant: a clock advanced before the
-        // task starts sleeping still wakes it.
-        let clock: any Clock<Duration> = self.clock
-        let wait: Duration = .milliseconds(Int64((delay * 1000).rounded(.up)))
-        let sleep = Self.sleeper(clock, for: wait)
-        s.task = Task { [weak self] in
-            do {
-                try await sleep()
-            } catch {
-                return // cancelled: a newer schedule replaced this one
-            }
+        s.task = ClockAlarm.start(on: clock, after: earliest.timeIntervalSince(now())) { [weak self] in
             self?.wake(scheduledFor: earliest)
         }
-    }
-
-    private static func sleeper<C: Clock>(_ clock: C, for delay: Swift.Duration) -> @Sendable () async throws -> Void where C.Duration == Swift.Duration {
-        let deadline = clock.now.advanced(by: delay)
-        return { try await clock.sleep(until: deadline, tolerance: nil) }
     }
 
     private func wake(scheduledFor date: Date) {
