@@ -33,6 +33,19 @@ final class FixtureServer {
         }
     }
 
+    /// `PATCH path` on the API port with `fields` as JSON, straight from URLSession (not through
+    /// a store): another client's edit, which the server announces on `GET /events`.
+    func patch(_ path: String, _ fields: [String: Any]) async throws {
+        var request = URLRequest(url: baseURL.appendingPathComponent(path))
+        request.httpMethod = "PATCH"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: fields)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw DemoFailure(description: "the fixture server refused PATCH \(path)")
+        }
+    }
+
     /// The demo's port: stable across runs, so stored page URLs and their validators still
     /// match the next run's requests (a real API's base URL does not change either).
     static let preferredPort = 8151
