@@ -53,6 +53,8 @@ struct Sizes: Sendable {
     var w1Writes: Int { smoke ? 10 : 50 }
     var w2Iterations: Int { smoke ? 2 : Self.repeat * 10 }
     var w2bIterations: Int { smoke ? 1 : Self.repeat * 3 }
+    /// `FRESHET_BENCH_W4_TRACE=1`: W4 prints one line per commit to standard error (``LatencyProbe/trace(engine:commit:)``).
+    static let traceW4 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W4_TRACE"] != nil
     /// `FRESHET_BENCH_REPEAT=N` multiplies W2's and W2b's iterations and W3's rounds, so a
     /// profiler (`perf record` on one `--child` run) sees the timed work, not the start-up.
     static let `repeat`: Int = ProcessInfo.processInfo.environment["FRESHET_BENCH_REPEAT"].flatMap { Int($0) }.map { max(1, $0) } ?? 1
