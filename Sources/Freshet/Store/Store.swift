@@ -411,6 +411,13 @@ public final class Store: Sendable {
         func nonNegative(_ value: Int?, _ what: String) throws(StoreError) {
             if let value, value < 0 { throw StoreError(.invalidEvent, "\(event.kind.name) for \(collection): \(what) is \(value), must not be negative") }
         }
+        // A reader refuses a larger page index (docs/log-format.md §6.4, §6.5).
+        func pageIndex(_ page: Int?) throws(StoreError) {
+            try nonNegative(page, "the page index")
+            if let page, page > Keys.maxPageIndex {
+                throw StoreError(.invalidEvent, "\(event.kind.name) for \(collection): page index \(page) is out of range 0 ... \(Keys.maxPageIndex)")
+            }
+        }
         func response(_ r: ResponseInfo) throws(StoreError) {
             try nonNegative(r.status, "the HTTP status")
             try nonNegative(r.responseBytes, "the response size")
@@ -420,13 +427,11 @@ public final class Store: Sendable {
         case .fetched(let f): try response(f.response)
         case .notModified(let n):
             try response(n.response)
-            try nonNegative(n.page, "the page index")
-            if let page = n.page, page > Keys.maxPageIndex {
-                throw StoreError(.invalidEvent, "notModified for \(collection): page index \(page) is out of range 0 ... \(Keys.maxPageIndex)")
-            }
+            try pageIndex(n.page)
         case .fetchFailed(let f):
             try nonNegative(f.status, "the HTTP status")
             try nonNegative(f.attempt, "the attempt number")
+            try pageIndex(f.page)
         case .mutationConfirmed(let c): try nonNegative(c.status, "the HTTP status")
         case .mutationRolledBack(let r): try nonNegative(r.status, "the HTTP status")
         default: break

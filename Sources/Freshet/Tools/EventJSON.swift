@@ -270,10 +270,10 @@ enum EventJSON {
                                           nextCursor: try o.optionalString("nextCursor"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
                                           rowsWithheld: try o.optionalBool("rowsWithheld") ?? false, readPolicy: try readPolicy(o)))
         case .notModified:
-            return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalUInt("page").map { Int(clamping: $0) }, basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
+            return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalInt("page"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
                                                     readPolicy: try readPolicy(o)))
         case .fetchFailed:
-            return .fetchFailed(Event.FetchFailed(url: try o.string("url"), page: try o.optionalUInt("page").map { Int(clamping: $0) }, reason: try o.string("reason"), status: try o.optionalInt("status"), message: try o.string("message"),
+            return .fetchFailed(Event.FetchFailed(url: try o.string("url"), page: try o.optionalInt("page"), reason: try o.string("reason"), status: try o.optionalInt("status"), message: try o.string("message"),
                                                   attempt: try o.int("attempt"), durationMicros: try o.optionalInt("durationMicros").map(Int64.init),
                                                   readPolicy: try readPolicy(o)))
         case .changed, .localWrite:
