@@ -38,6 +38,22 @@ struct PagingBadInputTests {
         }
     }
 
+    @Test("loadMore of a one-page resource (paging .none, a document) fetches it once, then is endReached without a request")
+    func loadMoreOfOnePageResource() async throws {
+        try await withScriptedStore { h in
+            let list = Resource(collection: "todos", path: "/todos", rows: .rootArray, id: .field("id"))
+            let document = Resource.document("todo-1", path: "/todos/1")
+            h.transport.on("/todos", reply: .json(#"[{"id":"1"},{"id":"2"}]"#))
+            h.transport.on("/todos/1", reply: .json(#"{"id":"1"}"#))
+            let results = [try await h.store.loadMore(list), try await h.store.loadMore(list),
+                           try await h.store.loadMore(document), try await h.store.loadMore(document)]
+            #expect(results == [.loaded(RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 1)), .endReached,
+                                .loaded(RefreshSummary(pages: 1, notModified: 0, rows: 1, lsn: 2)), .endReached])
+            #expect(h.transport.requests.map(\.request.url.path) == ["/todos", "/todos/1"])
+            #expect(try h.store.snapshot("todos").rows.map(\.id) == ["1", "2"])
+        }
+    }
+
     @Test("an empty string cursor ends the list (Slack's convention)")
     func emptyCursorEnds() async throws {
         try await withScriptedStore { h in
