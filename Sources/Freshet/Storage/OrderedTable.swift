@@ -9,9 +9,9 @@ import Foundation
 /// with one probe of a flat array and one key comparison, so a lookup or the replacement of
 /// an existing key (most of what the fold does: an upsert of a row the collection holds)
 /// costs one hash of the key's bytes, not a search. The entries are also kept in order for
-/// walks, in leaves of at most ``leafCapacity`` entry indices (a B-tree of two levels): only
+/// walks, in leaves of at most ``leafCapacity`` keys (a B-tree of two levels): only
 /// inserting or removing a key searches them, and an insert moves at most one leaf's
-/// indices, so a table of millions of rows grows cheaply in any order.
+/// entries, so a table of millions of rows grows cheaply in any order.
 ///
 /// Before issue 8's W5 round the values were a `Dictionary` keyed by the key's array: a
 /// SipHash per lookup, and each probe of a wrong bucket compared against another key's heap
@@ -27,9 +27,15 @@ struct OrderedTable {
     /// The entry last found by ``value(_:)``: the fold reads a row and then replaces it, and
     /// the replacement then needs no second hash lookup. Cleared when an entry is removed.
     private var lastFound: Int32?
-    /// Non-empty leaves of entry indices in key order; every key of a leaf sorts before every
-    /// key of the next.
-    private var leaves: [[Int32]] = []
+    /// Non-empty leaves of entries in key order; every key of a leaf sorts before every key of
+    /// the next. Each holds its key (not only the entry index), so a search through the
+    /// leaves reads each key it compares with one pointer, not two.
+    private var leaves: [[Leaf]] = []
+
+    private struct Leaf {
+        let key: [UInt8]
+        let entry: Int32
+    }
 
     /// The number of entries.
     var count: Int { index.count }
@@ -62,31 +68,27 @@ struct OrderedTable {
     /// The index of the leaf that holds `key` or would hold it: the last leaf whose first key
     /// is ≤ `key` (0 when `key` sorts before every leaf).
     private func leafIndex(_ key: UnsafeRawBufferPointer) -> Int {
-        keys.withUnsafeBufferPointer { keys in
-            leaves.withUnsafeBufferPointer { leaves in
-                var low = 0
-                var high = leaves.count - 1
-                while low < high {
-                    let mid = (low + high + 1) / 2
-                    if keys[Int(leaves[mid][0])].withUnsafeBytes({ Self.compare($0, key) }) <= 0 { low = mid } else { high = mid - 1 }
-                }
-                return low
+        leaves.withUnsafeBufferPointer { leaves in
+            var low = 0
+            var high = leaves.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if leaves[mid][0].key.withUnsafeBytes({ Self.compare($0, key) }) <= 0 { low = mid } else { high = mid - 1 }
             }
+            return low
         }
     }
 
     /// The first position in `leaf` whose key is ≥ `key`, and whether it is equal.
-    private func lowerBound(_ leaf: [Int32], _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        keys.withUnsafeBufferPointer { keys in
-            leaf.withUnsafeBufferPointer { leaf in
-                var low = 0
-                var high = leaf.count
-                while low < high {
-                    let mid = (low + high) / 2
-                    if keys[Int(leaf[mid])].withUnsafeBytes({ Self.compare($0, key) }) < 0 { low = mid + 1 } else { high = mid }
-                }
-                return (low, low < leaf.count && keys[Int(leaf[low])].withUnsafeBytes { Self.compare($0, key) } == 0)
+    private func lowerBound(_ leaf: [Leaf], _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        leaf.withUnsafeBufferPointer { leaf in
+            var low = 0
+            var high = leaf.count
+            while low < high {
+                let mid = (low + high) / 2
+                if leaf[mid].key.withUnsafeBytes({ Self.compare($0, key) }) < 0 { low = mid + 1 } else { high = mid }
             }
+            return (low, low < leaf.count && leaf[low].key.withUnsafeBytes { Self.compare($0, key) } == 0)
         }
     }
 
@@ -110,7 +112,7 @@ struct OrderedTable {
     }
 
     /// The last key, if any.
-    var lastKey: [UInt8]? { leaves.last.flatMap { $0.last }.map { keys[Int($0)] } }
+    var lastKey: [UInt8]? { leaves.last?.last?.key }
 
     /// Stores `value` under `key`; returns the value it replaced.
     @discardableResult
@@ -135,10 +137,10 @@ struct OrderedTable {
         }
         index.insert(entry, hash: hash)
         guard let (l, i, _) = locate(key) else {
-            leaves = [[entry]]
+            leaves = [[Leaf(key: key, entry: entry)]]
             return nil
         }
-        leaves[l].insert(entry, at: i)
+        leaves[l].insert(Leaf(key: key, entry: entry), at: i)
         if leaves[l].count > Self.leafCapacity {
             let half = leaves[l].count / 2
             let right = Array(leaves[l][half...])
@@ -191,8 +193,8 @@ struct OrderedTable {
             l = 0
             i = 0
         }
-        func visit(_ entry: Int32) throws -> Bool {
-            try keys[Int(entry)].withUnsafeBytes { k in try values[Int(entry)].withUnsafeBytes { v in try body(k, v) } }
+        func visit(_ leaf: Leaf) throws -> Bool {
+            try leaf.key.withUnsafeBytes { k in try values[Int(leaf.entry)].withUnsafeBytes { v in try body(k, v) } }
         }
         if reverse {
             while l >= 0 {
@@ -222,7 +224,7 @@ struct OrderedTable {
         var all: [(key: [UInt8], value: [UInt8])] = []
         all.reserveCapacity(count)
         for leaf in leaves {
-            for entry in leaf { all.append((keys[Int(entry)], values[Int(entry)])) }
+            for e in leaf { all.append((e.key, values[Int(e.entry)])) }
         }
         return all
     }
