@@ -35,12 +35,14 @@ struct ByteReader {
     var isAtEnd: Bool { offset >= end }
     var remaining: Int { end - offset }
 
-    mutating func need(_ n: Int, _ what: String) throws(FormatError) {
-        if n < 0 || remaining < n { throw FormatError(reason: "truncated \(what): needs \(n) bytes, \(remaining) left") }
+    // `what` names the field in an error only: an autoclosure, so a name built per call
+    // ("field \(tag)") costs nothing unless the bytes are bad.
+    mutating func need(_ n: Int, _ what: @autoclosure () -> String) throws(FormatError) {
+        if n < 0 || remaining < n { throw FormatError(reason: "truncated \(what()): needs \(n) bytes, \(remaining) left") }
     }
 
-    mutating func u8(_ what: String = "byte") throws(FormatError) -> UInt8 {
-        try need(1, what)
+    mutating func u8(_ what: @autoclosure () -> String = "byte") throws(FormatError) -> UInt8 {
+        try need(1, what())
         defer { offset += 1 }
         return bytes[offset]
     }
@@ -67,16 +69,16 @@ struct ByteReader {
         return ByteReader(bytes: bytes, offset: offset, end: offset + n)
     }
 
-    mutating func varint(_ what: String = "varint") throws(FormatError) -> UInt64 {
+    mutating func varint(_ what: @autoclosure () -> String = "varint") throws(FormatError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            let b = try u8(what)
-            if shift == 63 && b > 1 { throw FormatError(reason: "\(what) overflows 64 bits") }
+            let b = try u8(what())
+            if shift == 63 && b > 1 { throw FormatError(reason: "\(what()) overflows 64 bits") }
             result |= UInt64(b & 0x7F) << shift
             if b & 0x80 == 0 { return result }
             shift += 7
-            if shift > 63 { throw FormatError(reason: "\(what) overflows 64 bits") }
+            if shift > 63 { throw FormatError(reason: "\(what()) overflows 64 bits") }
         }
     }
 
