@@ -89,13 +89,7 @@ struct MaterializedState {
     /// case) skips the generic validating initializer, which was most of a snapshot read.
     @inline(__always)
     private static func rowID(_ bytes: UnsafeRawBufferPointer) -> String? {
-        var ascii = true
-        for b in bytes where b >= 0x80 {
-            ascii = false
-            break
-        }
-        if ascii { return String(decoding: bytes, as: UTF8.self) }
-        return String(validating: bytes, as: UTF8.self)
+        String.validatingUTF8(bytes)
     }
 
     /// The varint length of an encoded row's ID and the offset just after it.
