@@ -51,8 +51,10 @@ struct Sizes: Sendable {
     var smoke: Bool
     /// Writes per task in W1 (the issue: 50).
     var w1Writes: Int { smoke ? 10 : 50 }
-    var w2Iterations: Int { smoke ? 2 : Self.repeat * 10 }
-    var w2bIterations: Int { smoke ? 1 : Self.repeat * 3 }
+    /// W2's and W2b's timed iterations per child, each on a fresh store after one untimed
+    /// warm-up (enough that a child's median repeats within a few percent; docs/performance.md).
+    var w2Iterations: Int { smoke ? 2 : Self.repeat * 60 }
+    var w2bIterations: Int { smoke ? 1 : Self.repeat * 12 }
     /// `FRESHET_BENCH_REPEAT=N` multiplies W2's and W2b's iterations and W3's rounds, so a
     /// profiler (`perf record` on one `--child` run) sees the timed work, not the start-up.
     static let `repeat`: Int = ProcessInfo.processInfo.environment["FRESHET_BENCH_REPEAT"].flatMap { Int($0) }.map { max(1, $0) } ?? 1
