@@ -82,12 +82,22 @@ enum Keys {
         return [UInt8(truncatingIfNeeded: utf8.count >> 8), UInt8(truncatingIfNeeded: utf8.count)] + utf8
     }
 
+    // Row and index keys are built once per row the fold touches: one allocation each, not
+    // one for the suffix and another for the concatenation.
     static func row(_ prefix: [UInt8], position: UInt64) -> [UInt8] {
-        prefix + withUnsafeBytes(of: position.bigEndian) { Array($0) }
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + 8)
+        key.append(contentsOf: prefix)
+        withUnsafeBytes(of: position.bigEndian) { key.append(contentsOf: $0) }
+        return key
     }
 
     static func index(_ prefix: [UInt8], id: String) -> [UInt8] {
-        prefix + Array(id.utf8)
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + id.utf8.count)
+        key.append(contentsOf: prefix)
+        key.append(contentsOf: id.utf8)
+        return key
     }
 
     static func position(page: Int, index: Int) -> UInt64 {
