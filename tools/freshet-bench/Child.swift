@@ -64,5 +64,8 @@ struct Sizes: Sendable {
     func w4Commits(observers: Int) -> Int { smoke ? 5 : (observers >= 1000 ? 50 : 200) }
     var w5Records: Int { smoke ? 10_000 : 1_000_000 }
     var w7Collections: Int { smoke ? 500 : 5000 }
-    var w7Writes: Int { smoke ? 20 : 300 }
+    /// Writes per store per child (each store alternately first): with 300 the ratio of two
+    /// medians of about 25 µs moved 1.05–1.11 between runs of one binary; with 1,000,
+    /// 1.04–1.05 in three runs (docs/performance.md, round 4).
+    var w7Writes: Int { smoke ? 20 : 1000 }
 }
