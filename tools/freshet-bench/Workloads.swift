@@ -123,58 +123,88 @@ struct Workloads: Sendable {
         return Measure.directoryBytes(directory)
     }
 
+    /// What ``iterate(_:count:prepare:timed:last:)`` measured.
+    private struct Iterations {
+        /// Each timed iteration's wall time and process CPU time (ms).
+        var wallMs: [Double] = []
+        var cpuMs: [Double] = []
+        var peaks = IterationPeaks()
+        /// The store's files after the last iteration.
+        var fileBytes = 0
+    }
+
+    /// One untimed warm-up iteration (code, allocator, page cache), then `count` timed ones,
+    /// each on a fresh store (``withFreshStore(_:_:)``): `prepare` runs untimed, `timed` is
+    /// measured (wall time, CPU time, peak memory), and on the last iteration `last` runs
+    /// after it, untimed (digests, reads).
+    private func iterate(_ workload: String, count: Int,
+                         prepare: (any BenchStore) async throws -> Void,
+                         timed: (any BenchStore) async throws -> Void,
+                         last: (any BenchStore) async throws -> Void = { _ in }) async throws -> Iterations {
+        var it = Iterations()
+        for k in -1..<count {
+            it.fileBytes = try await withFreshStore(workload) { store in
+                try await prepare(store)
+                it.peaks.begin()
+                let cpuStart = Measure.cpuMs()
+                let start = Measure.now()
+                try await timed(store)
+                let elapsed = Measure.ms(Measure.now() - start)
+                let cpu = Measure.cpuMs() - cpuStart
+                it.peaks.end()
+                guard k >= 0 else { return }
+                it.wallMs.append(elapsed)
+                it.cpuMs.append(cpu)
+                if k == count - 1 { try await last(store) }
+            }
+        }
+        return it
+    }
+
+    /// Freshet's diagnostic for W2 and W2b: `append` (its storage work, the rows already
+    /// extracted) timed on fresh stores like the workload; the wall milliseconds.
+    private func freshetAppends(_ workload: String, count: Int, _ append: @escaping (Store) async throws -> Void) async throws -> [Double] {
+        let it = try await iterate(workload, count: count, prepare: { store in
+            guard let freshet = store as? FreshetStore else { return }
+            try await freshet.store.append(.invalidated(Event.Invalidated()), to: "warm-up")
+        }, timed: { store in
+            guard let freshet = store as? FreshetStore else { return }
+            try await append(freshet.store)
+        })
+        return it.wallMs
+    }
+
     // MARK: W2 — fold one fetched 1,000-row list page
 
     private func w2() async throws -> Child.Result {
         var result = Child.Result()
-        var times: [Double] = []
-        var cpu: [Double] = []
-        var peaks = IterationPeaks()
         var extracted: [Row] = []
         let path = "/bench/page"
-        // Iteration -1 warms up (code, allocator, page cache) and is not counted.
-        for k in -1..<sizes.w2Iterations {
-            result.fileBytes = try await withFreshStore("W2") { store in
-                store.stage(path: path, body: inputs.page)
-                // A store's first commit (its first write transaction, timers it starts) is
-                // not what W2 measures: one untimed fold into another collection first.
-                try await store.foldPage(collection: "warm-up", path: path, body: inputs.page)
-                peaks.begin()
-                let cpuStart = Measure.cpuMs()
-                let start = Measure.now()
-                try await store.foldPage(collection: "page", path: path, body: inputs.page)
-                let elapsed = Measure.ms(Measure.now() - start)
-                let cpuElapsed = Measure.cpuMs() - cpuStart
-                peaks.end()
-                if k >= 0 {
-                    times.append(elapsed)
-                    cpu.append(cpuElapsed)
-                }
-                guard k == sizes.w2Iterations - 1 else { return }
-                let digest = try store.digest(["page"])
-                guard digest.rows == Inputs.pageRows else { throw BenchError("W2 stored \(digest.rows) rows, not \(Inputs.pageRows)") }
-                result.digest = digest.text
-                if let freshet = store as? FreshetStore { extracted = try freshet.store.snapshot("page").rows }
-            }
-        }
-        result.values["value"] = Measure.median(times)
-        result.values["cpu"] = Measure.median(cpu)
-        (result.peakBeforeBytes, result.peakBytes) = (peaks.before, peaks.peak)
+        let it = try await iterate("W2", count: sizes.w2Iterations, prepare: { store in
+            store.stage(path: path, body: inputs.page)
+            // A store's first commit (its first write transaction, timers it starts) is not
+            // what W2 measures: one untimed fold into another collection first.
+            try await store.foldPage(collection: "warm-up", path: path, body: inputs.page)
+        }, timed: { store in
+            try await store.foldPage(collection: "page", path: path, body: inputs.page)
+        }, last: { store in
+            let digest = try store.digest(["page"])
+            guard digest.rows == Inputs.pageRows else { throw BenchError("W2 stored \(digest.rows) rows, not \(Inputs.pageRows)") }
+            result.digest = digest.text
+            if let freshet = store as? FreshetStore { extracted = try freshet.store.snapshot("page").rows }
+        })
+        result.values["value"] = Measure.median(it.wallMs)
+        result.values["cpu"] = Measure.median(it.cpuMs)
+        (result.peakBeforeBytes, result.peakBytes, result.fileBytes) = (it.peaks.before, it.peaks.peak, it.fileBytes)
         if engine == .freshet {
             // Diagnostic: the same page appended with its rows already extracted, so the table
             // shows Freshet's own storage work apart from turning the response into rows.
-            var appendTimes: [Double] = []
-            for k in -1..<sizes.w2Iterations {
-                try await withFreshStore("W2-append") { store in
-                    guard let freshet = store as? FreshetStore else { return }
-                    try await freshet.store.append(.invalidated(Event.Invalidated()), to: "warm-up")
-                    let event = Event.fetched(Event.Fetched(placement: .page(index: 0, isLast: true), rows: extracted, response: ResponseInfo(url: FreshetStore.baseURL + "/append", status: 200)))
-                    let start = Measure.now()
-                    try await freshet.store.append(event, to: "append")
-                    if k >= 0 { appendTimes.append(Measure.ms(Measure.now() - start)) }
-                }
+            let rows = extracted
+            let times = try await freshetAppends("W2-append", count: sizes.w2Iterations) { store in
+                let event = Event.fetched(Event.Fetched(placement: .page(index: 0, isLast: true), rows: rows, response: ResponseInfo(url: FreshetStore.baseURL + "/append", status: 200)))
+                try await store.append(event, to: "append")
             }
-            result.values["append"] = Measure.median(appendTimes)
+            result.values["append"] = Measure.median(times)
         }
         return result
     }
@@ -183,55 +213,35 @@ struct Workloads: Sendable {
 
     private func w2b() async throws -> Child.Result {
         var result = Child.Result()
-        var rates: [Double] = []
-        var cpuRates: [Double] = []
-        var peaks = IterationPeaks()
         var extracted: [Row] = []
         let megabytes = Double(inputs.documentBytes) / 1e6
-        for k in -1..<sizes.w2bIterations {
-            result.fileBytes = try await withFreshStore("W2b") { store in
-                for d in inputs.documents { store.stage(path: "/bench/doc/\(d.id)", body: d.body) }
-                // As in W2: the store's first commit is untimed (the smallest document, elsewhere).
-                if let d = inputs.documents.last {
-                    try await store.foldDocument(collection: "warm-up", path: "/bench/doc/\(d.id)", body: d.body)
-                }
-                peaks.begin()
-                let cpuStart = Measure.cpuMs()
-                let start = Measure.now()
-                for d in inputs.documents {
-                    try await store.foldDocument(collection: "details", path: "/bench/doc/\(d.id)", body: d.body)
-                }
-                let seconds = Measure.seconds(Measure.now() - start)
-                let cpuSeconds = (Measure.cpuMs() - cpuStart) / 1000
-                peaks.end()
-                if k >= 0 {
-                    rates.append(megabytes / seconds)
-                    cpuRates.append(megabytes / cpuSeconds)
-                }
-                guard k == sizes.w2bIterations - 1 else { return }
-                result.digest = try store.digest(["details"]).text
-                if let freshet = store as? FreshetStore { extracted = try freshet.store.snapshot("details").rows }
+        let it = try await iterate("W2b", count: sizes.w2bIterations, prepare: { store in
+            for d in inputs.documents { store.stage(path: "/bench/doc/\(d.id)", body: d.body) }
+            // As in W2: the store's first commit is untimed (the smallest document, elsewhere).
+            if let d = inputs.documents.last {
+                try await store.foldDocument(collection: "warm-up", path: "/bench/doc/\(d.id)", body: d.body)
             }
-        }
-        result.values["value"] = Measure.median(rates)
-        result.values["cpu"] = Measure.median(cpuRates)
-        (result.peakBeforeBytes, result.peakBytes) = (peaks.before, peaks.peak)
+        }, timed: { store in
+            for d in inputs.documents {
+                try await store.foldDocument(collection: "details", path: "/bench/doc/\(d.id)", body: d.body)
+            }
+        }, last: { store in
+            result.digest = try store.digest(["details"]).text
+            if let freshet = store as? FreshetStore { extracted = try freshet.store.snapshot("details").rows }
+        })
+        result.values["value"] = Measure.median(it.wallMs.map { megabytes / ($0 / 1000) })
+        result.values["cpu"] = Measure.median(it.cpuMs.map { megabytes / ($0 / 1000) })
+        (result.peakBeforeBytes, result.peakBytes, result.fileBytes) = (it.peaks.before, it.peaks.peak, it.fileBytes)
         if engine == .freshet {
             // Diagnostic: the documents appended as already-extracted rows (storage work only).
-            var appendRates: [Double] = []
-            for k in -1..<sizes.w2bIterations {
-                try await withFreshStore("W2b-append") { store in
-                    guard let freshet = store as? FreshetStore else { return }
-                    try await freshet.store.append(.invalidated(Event.Invalidated()), to: "warm-up")
-                    let start = Measure.now()
-                    for row in extracted {
-                        let event = Event.fetched(Event.Fetched(placement: .upsert, rows: [row], response: ResponseInfo(url: FreshetStore.baseURL + "/append", status: 200)))
-                        try await freshet.store.append(event, to: "append")
-                    }
-                    if k >= 0 { appendRates.append(megabytes / Measure.seconds(Measure.now() - start)) }
+            let rows = extracted
+            let times = try await freshetAppends("W2b-append", count: sizes.w2bIterations) { store in
+                for row in rows {
+                    let event = Event.fetched(Event.Fetched(placement: .upsert, rows: [row], response: ResponseInfo(url: FreshetStore.baseURL + "/append", status: 200)))
+                    try await store.append(event, to: "append")
                 }
             }
-            result.values["append"] = Measure.median(appendRates)
+            result.values["append"] = Measure.median(times.map { megabytes / ($0 / 1000) })
         }
         result.notes.append("input \(inputs.documentBytes) bytes")
         return result
