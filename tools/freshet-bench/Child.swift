@@ -66,6 +66,6 @@ struct Sizes: Sendable {
     var w7Collections: Int { smoke ? 500 : 5000 }
     /// Writes per store per child (each store alternately first): with 300 the ratio of two
     /// medians of about 25 µs moved 1.05–1.11 between runs of one binary; with 1,000,
-    /// 1.04–1.05 in three runs (docs/performance.md, round 4).
+    /// 1.04–1.05 in three W7-only runs and 1.08 in a full run (docs/performance.md, round 4).
     var w7Writes: Int { smoke ? 20 : 1000 }
 }
