@@ -46,7 +46,7 @@ let package = Package(
         // Reading a child process's output lines safely (EINTR), for the demo and the tests.
         .target(name: "ProcessSupport", path: "tools/process-support"),
         // The demo behind `make demo`.
-        .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "ProcessSupport"], path: "tools/demo"),
+        .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "FreshetModels", "ProcessSupport"], path: "tools/demo"),
         // `swift run -c release freshet-bench`: Freshet side by side with raw LMDB and SQLite (docs/performance.md).
         .executableTarget(name: "freshet-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetCommands", "CLMDB", "CSQLite"], path: "tools/freshet-bench"),
         // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).

@@ -61,7 +61,9 @@ public struct QueryDefinition<Value: Decodable & Sendable>: Sendable {
         self.init(key: QueryKey(resource.collection), resource: resource, decode: decode, upgrade: upgrade)
     }
 
-    private init(key: QueryKey, resource: Resource, decode: (@Sendable (Row) throws -> Value)?, upgrade: (@Sendable (Row) throws -> Value)?) {
+    /// The declaration of `resource` under `key` (``InfiniteQueryDefinition`` makes its resource
+    /// load pages on demand and wraps it here).
+    init(key: QueryKey, resource: Resource, decode: (@Sendable (Row) throws -> Value)?, upgrade: (@Sendable (Row) throws -> Value)?) {
         self.key = key
         self.resource = resource
         self.decode = decode ?? { row in try RowDecoder().decode(Value.self, from: row.json) }

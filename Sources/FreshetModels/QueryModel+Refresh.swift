@@ -22,13 +22,25 @@ extension QueryModel {
     public func refresh(mode: RefreshMode = .revalidate) async -> Result<RefreshSummary, FetchError> {
         let store = self.store
         let resource = definition.resource
-        let refresh = Task.detached { () async -> Result<RefreshSummary, FetchError> in
-            do throws(FetchError) {
-                return .success(try await store.refresh(resource, mode: mode))
-            } catch {
-                return .failure(error)
-            }
+        return await outliving { () async throws(FetchError) in try await store.refresh(resource, mode: mode) }
+    }
+}
+
+/// Runs `operation` in a task of its own and waits for its result: cancelling the caller (a
+/// view that goes away) stops neither the request nor its commit, and the caller still gets
+/// the result once it ends. Holds what `operation` captures (the store), never the model.
+/// Shared by the models' `refresh()` and ``InfiniteQueryModel/loadMore()``.
+func outliving<T: Sendable>(_ operation: @escaping @Sendable () async throws(FetchError) -> T) async -> Result<T, FetchError> {
+    await detachedFetch(operation).value
+}
+
+/// The task ``outliving(_:)`` waits for, for callers that share it (concurrent `loadMore()`s).
+func detachedFetch<T: Sendable>(_ operation: @escaping @Sendable () async throws(FetchError) -> T) -> Task<Result<T, FetchError>, Never> {
+    Task.detached { () async -> Result<T, FetchError> in
+        do throws(FetchError) {
+            return .success(try await operation())
+        } catch {
+            return .failure(error)
         }
-        return await refresh.value
     }
 }

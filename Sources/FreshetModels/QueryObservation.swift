@@ -9,7 +9,7 @@ import Freshet
 /// The task holds the model only weakly (through `deliver`), so releasing the model releases
 /// it; the model's `deinit` calls ``cancel()``, which ends the store's observation at once
 /// (the hub drops the observer). An emission that arrives after the model is gone is decoded
-/// and dropped. Shared by ``QueryModel`` and, later, an infinite query model: both show
+/// and dropped. ``InfiniteQueryModel`` uses it through the ``QueryModel`` it wraps: both show
 /// decoded rows of one collection and differ only in how they fetch.
 final class QueryObservation: Sendable {
     /// What the loop hands to the model.

@@ -48,7 +48,12 @@ public final class ScriptedTransport: HTTPTransport, Sendable {
     ///
     /// An empty `reply` list is a programmer error and stops the program.
     public func on(_ path: String, reply: Reply...) {
-        add(Route(matcher: .target(.get, RequestTarget(pattern: path)), replies: reply))
+        on(path, replies: reply)
+    }
+
+    /// ``on(_:reply:)`` with the replies as an array (built by a loop or a table).
+    public func on(_ path: String, replies: [Reply]) {
+        add(Route(matcher: .target(.get, RequestTarget(pattern: path)), replies: replies))
     }
 
     /// Declares the replies to requests with method `method` whose URL path and query are

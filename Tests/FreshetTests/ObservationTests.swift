@@ -54,6 +54,42 @@ struct ObservationTests {
         }
     }
 
+    @Test("observers that subscribed one after another share one comparison per commit, and each gets the commit once")
+    func observersShareOneComparison() async throws {
+        try await withTemporaryStore { store in
+            try await store.localWrite("shared", [.upsert(row("1"))])
+            var iterators: [CollectionObservation.AsyncIterator] = []
+            for _ in 0..<20 {
+                var iterator = store.observe("shared").makeAsyncIterator()
+                let first = try #require(try await iterator.next())
+                #expect(first.lsn == 1)
+                iterators.append(iterator)
+            }
+            let comparisons = store.hub.comparisonCount()
+            let emissions = store.hub.emissionCount()
+            try await store.localWrite("shared", [.upsert(row("2"))])
+            for i in iterators.indices {
+                let next = try #require(try await iterators[i].next())
+                #expect(next.lsn == 2)
+                #expect(next.rows.map(\.id) == ["1", "2"])
+            }
+            // Each first delivery showed exactly what the one before it showed, so all 20
+            // observers hold one `last`: the commit compares once (it compared 20 times, each
+            // walking the rows, before observers shared it).
+            #expect(store.hub.comparisonCount() - comparisons == 1)
+            #expect(store.hub.emissionCount() - emissions == 20)
+            // They still share it: the next commit compares once too.
+            try await store.localWrite("shared", [.delete(id: "1")])
+            for i in iterators.indices {
+                let next = try #require(try await iterators[i].next())
+                #expect(next.lsn == 3)
+                #expect(next.rows.map(\.id) == ["2"])
+            }
+            #expect(store.hub.comparisonCount() - comparisons == 2)
+            #expect(store.hub.emissionCount() - emissions == 40)
+        }
+    }
+
     @Test("a slow consumer gets the newest value, never an older one afterwards")
     func slowConsumerGetsNewest() async throws {
         try await withTemporaryStore { store in

@@ -23,13 +23,24 @@ final class FixtureServer {
 
     /// `POST /control` with `settings`, such as `["refuse": true]`.
     func control(_ settings: [String: Any]) async throws {
-        var request = URLRequest(url: controlURL.appendingPathComponent("control"))
-        request.httpMethod = "POST"
+        try await send("POST", controlURL.appendingPathComponent("control"), settings)
+    }
+
+    /// `PATCH path` on the API port with `fields` as JSON, straight from URLSession (not through
+    /// a store): another client's edit, which the server announces on `GET /events`.
+    func patch(_ path: String, _ fields: [String: Any]) async throws {
+        try await send("PATCH", baseURL.appendingPathComponent(path), fields)
+    }
+
+    /// Sends `body` as JSON with `method` to `url`; anything but a 200 is a ``DemoFailure``.
+    private func send(_ method: String, _ url: URL, _ body: [String: Any]) async throws {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: settings)
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
         let (_, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-            throw DemoFailure(description: "the fixture server refused control \(settings)")
+            throw DemoFailure(description: "the fixture server refused \(method) \(url.path) \(body)")
         }
     }
 

@@ -342,6 +342,7 @@ struct Workloads: Sendable {
             let lsn: UInt64 = if let freshet = store as? FreshetStore { freshet.store.lastLSN.rawValue + 1 } else { UInt64(i + 1) }
             probe.expect(lsn)
             try await store.write(collection: "w4", id: String(i % rows.count), json: inputs.listRows[(i * 7 + 3) % inputs.listRows.count].json)
+            probe.wrote()
             switch engine {
             case .freshet:
                 break // the store's observer hub delivers
@@ -354,6 +355,7 @@ struct Workloads: Sendable {
                 for c in continuations { c.yield(Delivery(lsn: lsn, rows: try store.rows("w4"))) }
             }
             await countdown.wait()
+            if Sizes.traceW4 { probe.trace(engine: "\(engine)", commit: i) }
         }
         let samples = probe.samples
         result.values["p50"] = Measure.percentile(samples, 50)
@@ -507,6 +509,32 @@ final class LatencyProbe: Sendable {
     }
 
     func clear() { latencies.withLock { $0 = [] } }
+
+    // FRESHET_BENCH_W4_TRACE: one line per commit, to tell a slow commit (every observer
+    // late) from a slow fan-out (the last observers late).
+    private let written = Mutex<(ms: Double, traced: Int)>((0, 0))
+
+    /// The commit's write returned (its duration is part of every latency of the commit).
+    func wrote() {
+        let at = current.withLock { $0.at }
+        let ms = Measure.ms(clock.now - at)
+        written.withLock { $0.ms = ms }
+    }
+
+    /// Writes to standard error the commit's write time and its observers' latencies
+    /// (min, median, max, how many over 1 ms), in ms.
+    func trace(engine: String, commit: Int) {
+        let all = samples
+        let (ms, from) = written.withLock { w -> (Double, Int) in
+            defer { w.traced = all.count }
+            return (w.ms, w.traced)
+        }
+        let s = all[min(from, all.count)...].sorted()
+        guard let first = s.first, let last = s.last else { return }
+        func f(_ v: Double) -> String { String(format: "%.3f", v) }
+        let line = "W4 trace: \(engine) commit \(commit) write \(f(ms)) min \(f(first)) p50 \(f(s[s.count / 2])) max \(f(last)) over-1ms \(s.filter { $0 > 1 }.count)\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
     func failed(_ message: String) { failures.withLock { $0.append(message) } }
     var samples: [Double] { latencies.withLock { $0 } }
     var firstFailure: String? { failures.withLock { $0.first } }

@@ -23,7 +23,8 @@ extension Store {
     ///   there is no next page (``QueryState/hasMore`` is false); otherwise what was fetched.
     /// - Throws: what ``Store/refresh(_:)`` throws, without appending the page: `crossOrigin`
     ///   when the next URL is on another origin (nothing is sent to it), `pagingLoop` when it
-    ///   names a page already loaded, `duplicateRowIDs` and `emptyPage` for a page that breaks
+    ///   names a page already loaded (however it is spelled: ``ComparableURL``),
+    ///   `tooManyPages` when the list already holds ``Configuration/maxPages`` pages, `duplicateRowIDs` and `emptyPage` for a page that breaks
     ///   paging, `malformedBody` for a cursor of the wrong type. The loaded pages are kept.
     @discardableResult
     public func loadMore(_ resource: Resource) async throws(FetchError) -> LoadMoreResult {

@@ -11,7 +11,8 @@ final class ObserverHub: Sendable {
         // @unchecked: `last` is read and written only on the hub's delivery queue.
         let buffer: SnapshotBuffer
         /// What the last snapshot sent showed, to skip emissions that would show the same.
-        /// Shared by every observer the same delivery went to.
+        /// Shared by every observer the same delivery went to, and by observers whose
+        /// deliveries showed exactly the same (see `deliver`).
         var last: Shown?
         /// What to run when the collection becomes stale by time (observe(resource): a
         /// refresh if the policy says so).
@@ -64,6 +65,13 @@ final class ObserverHub: Sendable {
             a.count == b.count && a.allSatisfy { id, wait in b[id].map { wait.showsSame(as: $0) } ?? false }
         }
 
+        /// Whether `other` holds exactly what this one holds (rows compared last, only when
+        /// everything else is equal).
+        func hasSameContent(as other: Shown) -> Bool {
+            lsn == other.lsn && rowsLSN == other.rowsLSN && noStore == other.noStore && pending == other.pending
+                && waiting == other.waiting && status == other.status && query == other.query && rows == other.rows
+        }
+
         /// Whether `next` shows the same as this one.
         func showsSame(as next: Shown) -> Bool {
             guard pending == next.pending, Self.sameWaits(waiting, next.waiting), status == next.status,
@@ -85,6 +93,9 @@ final class ObserverHub: Sendable {
     private let nextID = Atomic<UInt64>(0)
     /// Snapshots sent to observers since the hub was made, all observers together (for tests).
     private let emitted = Atomic<Int>(0)
+    /// Comparisons of what an observer last saw with a new delivery, since the hub was made
+    /// (for tests: one per distinct `last`, not one per observer).
+    private let comparisons = Atomic<Int>(0)
     private let read: @Sendable (String) throws -> Snapshot
     /// Told of every snapshot read for observers (the staleness timer).
     private let delivered: @Sendable (String, Snapshot) -> Void
@@ -156,6 +167,13 @@ final class ObserverHub: Sendable {
         queue.sync { emitted.load(ordering: .relaxed) }
     }
 
+    /// How many times a delivery compared what observers last saw with what it shows, once
+    /// every delivery asked for so far has run (for tests: observers that saw the same share
+    /// one comparison).
+    func comparisonCount() -> Int {
+        queue.sync { comparisons.load(ordering: .relaxed) }
+    }
+
     /// How many observers `collection` has, once every subscription asked for so far is
     /// registered (for tests: a released model's observation is gone).
     func observerCount(_ collection: String) -> Int {
@@ -188,22 +206,33 @@ final class ObserverHub: Sendable {
         // The SyncMark an observer was shown is gone: garbage collection evicted the
         // collection (here, in a race with this observation starting, or in another process).
         let evicted = snapshot.syncMark == nil && targets.values.contains { ($0.last?.lsn ?? .zero) != .zero }
-        // Observers that last saw the same delivery (usually all of them) share one comparison.
-        var compared: (last: Shown, same: Bool)?
+        // One comparison per distinct `last` (usually one for all observers); the first
+        // verdict is kept without a dictionary.
+        var firstVerdict: (last: Shown, same: Bool)?
+        var otherVerdicts: [ObjectIdentifier: (last: Shown, same: Bool)] = [:]
+        // What the observers sent this snapshot store as `last`: an earlier `Shown` with
+        // exactly the same content, when a target holds one, so observers that subscribed one
+        // after another keep sharing one object. Otherwise each first delivery made its own,
+        // and the next commit compared rows once per observer (W4, 1,000 observers × 100
+        // rows: 13 ms at the first commit; docs/performance.md, round 4). Equal content
+        // compares equally with anything, so what is emitted does not change.
+        var stored = shown
+        func same(_ last: Shown) -> Bool {
+            if let v = firstVerdict, v.last === last { return v.same }
+            if let v = otherVerdicts[ObjectIdentifier(last)] { return v.same }
+            let same = last.showsSame(as: shown)
+            comparisons.add(1, ordering: .relaxed)
+            if same, stored === shown, last.hasSameContent(as: shown) { stored = last }
+            if firstVerdict == nil { firstVerdict = (last, same) } else { otherVerdicts[ObjectIdentifier(last)] = (last, same) }
+            return same
+        }
+        // Verdicts first (they may find `stored`), then the sends.
+        for s in targets.values { if let last = s.last { _ = same(last) } }
         var sent = 0
         for s in targets.values {
-            if let last = s.last {
-                let same: Bool
-                if let compared, compared.last === last {
-                    same = compared.same
-                } else {
-                    same = last.showsSame(as: shown)
-                    compared = (last, same)
-                }
-                if same { continue }
-            }
+            if let last = s.last, same(last) { continue }
             s.buffer.yield(snapshot)
-            s.last = shown
+            s.last = stored
             sent += 1
         }
         if sent > 0 { emitted.add(sent, ordering: .relaxed) }

@@ -42,6 +42,19 @@ enum Mutations {
         invalidates: { todo in [Queries.todo(todo.id).key] })
 }
 
+// MARK: Section 3: an infinite list (the declaration; the view is below)
+
+/// A row of a PokeAPI list page: `{"name":"pikachu","url":"https://pokeapi.co/api/v2/pokemon/25/"}`.
+struct PokemonRow: Decodable, Sendable, Hashable {
+    var name: String
+    var url: String
+}
+
+extension Queries {
+    /// GET /api/v2/pokemon/?limit=20, then each page's "next" URL: 20 rows a page, IDs from "url".
+    static let pokemon = InfiniteQueryDefinition<PokemonRow>(QueryKey("pokemon"), path: "/api/v2/pokemon/", query: ["limit": "20"])
+}
+
 #if canImport(SwiftUI)
 // MARK: Section 2: a list with pull to refresh and an optimistic toggle
 
@@ -75,7 +88,37 @@ struct TodoList: View {
     }
 }
 
-// MARK: Section 3: a detail screen
+// MARK: Section 3: an infinite list
+
+struct PokemonList: View {
+    @State private var pokemon: InfiniteQueryModel<PokemonRow>
+
+    init(store: Store) {
+        _pokemon = State(initialValue: InfiniteQueryModel(Queries.pokemon, store: store))
+    }
+
+    var body: some View {
+        List {
+            ForEach(pokemon.rows) { row in
+                Text(row.value.name)
+            }
+            if pokemon.hasMore {
+                ProgressView()
+                    .frame(maxWidth: .infinity)
+                    // Runs when the last row scrolls into view, and again for each new page.
+                    .task(id: pokemon.rows.count) { await pokemon.loadMore() }
+            }
+            if let error = pokemon.loadMoreError {
+                Button("Could not load more (\(error.code)). Retry") { Task { await pokemon.loadMore() } }
+            }
+        }
+        .overlay { if pokemon.isLoading { ProgressView() } }
+        .refreshable { await pokemon.refresh() }                        // revalidates the loaded pages
+        .toolbar { Button("Top") { Task { await pokemon.refresh(mode: .firstPage) } } }
+    }
+}
+
+// MARK: Section 4: a detail screen
 
 struct TodoDetail: View {
     @State private var todo: QueryModel<Todo>
@@ -99,7 +142,7 @@ struct TodoDetail: View {
 }
 #endif
 
-// MARK: Section 5: the same models without SwiftUI (tests, a UIKit screen, a command-line tool)
+// MARK: Section 6: the same models without SwiftUI (tests, a UIKit screen, a command-line tool)
 
 enum SwiftUIDocCode {
     /// Calls `show` with the titles now and again after every change of the rows: what a
@@ -120,9 +163,17 @@ enum SwiftUIDocCode {
         let outcome = try await toggle.mutateAsync(todo)   // toggle.status is .pending meanwhile
         return outcome.status == 200 && toggle.status == .success
     }
+
+    /// Loads every page, as scrolling to the end would, and returns how many it appended.
+    @MainActor
+    static func loadAll(_ list: InfiniteQueryModel<PokemonRow>) async throws -> Int {
+        var pages = 0
+        while case .loaded = try await list.loadMore().get() { pages += 1 }
+        return pages   // list.hasMore is false once the last page shows
+    }
 }
 
-// MARK: Section 7: reading the old shape
+// MARK: Section 8: reading the old shape
 
 /// `Item` as an older app version stored it.
 private struct OldItem: Decodable {
@@ -152,6 +203,7 @@ struct SwiftUIDocExamples {
         #expect(mutation.request.body == Data(#"{"completed":true}"#.utf8))
         #expect(mutation.ops == [.upsert(Row(id: "3", json: Data(#"{"completed":true,"id":3,"title":"Buy milk"}"#.utf8)), in: "todos")])
         #expect(mutation.invalidates == ["todo{id=3}"])
+        #expect(Queries.pokemon.resource == Resource.infinite("pokemon", path: "/api/v2/pokemon/", query: ["limit": "20"]))
         let upgrading = SwiftUIDocCode.upgradeExample(ItemsFixture.resource())
         #expect(try upgrading.upgrade?(Row(id: "b", json: Data(#"{"id":"b","v":"one"}"#.utf8))) == Item(id: "b", v: 1))
     }

@@ -70,6 +70,28 @@ struct EventSourceTests {
         }
     }
 
+    @Test("bad input: a stream that never ends folds each event as it comes, never reconnects, and cancelling ends run() with the cursor kept")
+    func streamThatNeverEnds() async throws {
+        let world = MutationWorld()
+        let streams = ScriptedEventStreams([
+            .stream([changeEvent(id: "1", upsertTodos([(1, "one")])), ": keep-alive\n\n", changeEvent(id: "2", upsertTodos([(2, "two")]))], then: .open),
+        ])
+        try await world.withStore { (store: Store) async throws in
+            let source = EventSource(store: store, configuration: Self.configuration(), transport: streams)
+            let task = Self.running(source)
+            try await waitForRows(2, of: "todos", in: store)
+            #expect(try store.snapshot("todos").rows == [serverTodo(1, "one"), serverTodo(2, "two")])
+            // Still reading the open stream: no reconnection is waiting on the clock.
+            #expect(world.clock.sleeperCount == 0)
+            #expect(streams.requests.count == 1)
+            task.cancel()
+            #expect(try (await task.value).get() == ())
+            #expect(source.statistics.connections == 1 && source.statistics.applied == 2)
+            #expect(try store.pushCursor(source: "todos-sse")?.eventID == "2")
+            #expect(try store.allRecords().count == 2)
+        }
+    }
+
     @Test("an event for an unknown collection is skipped, counted and reported; the events around it fold")
     func unknownCollection() async throws {
         let world = MutationWorld()

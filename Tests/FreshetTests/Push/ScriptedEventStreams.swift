@@ -19,6 +19,8 @@ final class ScriptedEventStreams: EventStreamTransport {
         case close
         /// The connection fails with this transport error.
         case fail(TransportError.Code)
+        /// The server never ends the response (it stays open until the reader is cancelled).
+        case open
     }
 
     private let script: Mutex<[Reply]>
@@ -53,6 +55,7 @@ final class ScriptedEventStreams: EventStreamTransport {
                 switch end {
                 case .close: continuation.finish()
                 case .fail(let code): continuation.finish(throwing: TransportError(code: code, message: "scripted \(code)", request: request))
+                case .open: break
                 }
             }
             return EventStreamResponse(status: 200, headers: headers, url: request.url, body: body)
