@@ -94,7 +94,7 @@ enum Keys {
         var key: [UInt8] = []
         key.reserveCapacity(prefix.count + 8)
         key.append(contentsOf: prefix)
-        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: position >> UInt64(shift))) }
+        withUnsafeBytes(of: position.bigEndian) { key.append(contentsOf: $0) }
         return key
     }
 
