@@ -40,15 +40,18 @@ let package = Package(
         // The test kit: TestClock, ScriptedTransport, SeededRandom, Dependencies.test.
         .target(name: "FreshetTesting", dependencies: ["Freshet", "FreshetHTTP"]),
         // The command-line tool's logic (parsing, commands), kept in a library so tests reach it.
-        .target(name: "FreshetCommands", dependencies: ["Freshet"]),
+        .target(name: "FreshetCommands", dependencies: ["Freshet", "ProcessSupport"]),
         // The command-line tool: `freshet dump DIR`.
         .executableTarget(name: "freshet", dependencies: ["FreshetCommands"], path: "tools/freshet"),
-        // Reading a child process's output lines safely (EINTR), for the demo and the tests.
-        .target(name: "ProcessSupport", path: "tools/process-support"),
+        // posix_spawn's and pipe2's GNU extensions, which Swift's Glibc module does not see.
+        .target(name: "CSpawn", path: "tools/cspawn"),
+        // Child processes without Foundation's Process (SpawnedProcess: posix_spawn, empty signal
+        // mask) and reading their output lines safely (EINTR), for the tools and the tests.
+        .target(name: "ProcessSupport", dependencies: ["CSpawn"], path: "tools/process-support"),
         // The demo behind `make demo`.
         .executableTarget(name: "FreshetDemo", dependencies: ["Freshet", "FreshetHTTP", "FreshetModels", "ProcessSupport"], path: "tools/demo"),
         // `swift run -c release freshet-bench`: Freshet side by side with raw LMDB and SQLite (docs/performance.md).
-        .executableTarget(name: "freshet-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetCommands", "CLMDB", "CSQLite"], path: "tools/freshet-bench"),
+        .executableTarget(name: "freshet-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetCommands", "CLMDB", "CSQLite", "ProcessSupport"], path: "tools/freshet-bench"),
         // A process the mutation crash test kills mid-request (Tests/FreshetTests/Mutations).
         .executableTarget(name: "freshet-crash-helper", dependencies: ["Freshet"], path: "tools/crash-helper"),
         // Processes the storage tests kill mid-read or run as a second writer (Tests/FreshetTests/Storage).
@@ -56,7 +59,7 @@ let package = Package(
         // `make stress`: SIGKILLs a writing child process at random points and checks the store (docs/reliability.md).
         .executableTarget(name: "freshet-stress", dependencies: ["Freshet", "ProcessSupport"], path: "tools/stress"),
         // Times the JSON-heavy workloads W2, W2b and W3 (docs/performance.md); not part of the tests.
-        .executableTarget(name: "freshet-fold-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetTesting"], path: "tools/fold-bench"),
+        .executableTarget(name: "freshet-fold-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetTesting", "ProcessSupport"], path: "tools/fold-bench"),
         // libFuzzer targets for the parsers of untrusted input (`make fuzz`, docs/reliability.md).
         .executableTarget(name: "freshet-fuzz", dependencies: ["Freshet"], path: "tools/fuzz"),
         .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),

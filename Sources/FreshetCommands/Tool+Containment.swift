@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 import Freshet
 
 extension Tool {
@@ -29,37 +30,28 @@ extension Tool {
     /// and standard error line by line. Exit status: the child's; 1 with a problem naming the
     /// signal when the child was killed by one; 2 when it cannot be started.
     func verifyInChild(_ options: Command.StoreOptions, executable: URL) -> Int32 {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["verify", options.directory] + (options.json ? ["--json"] : [])
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childEnvironmentKey] = "1"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
         // Standard error goes to a file, so a child that fills both streams never blocks on one
         // while this process waits on the other.
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-verify-\(UUID().uuidString).err")
-        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil), let errors = FileHandle(forWritingAtPath: errorFile.path) else {
-            standardError("freshet: cannot create \(errorFile.path) for the verify child's standard error")
-            return 2
-        }
         defer { _ = unlink(errorFile.path) }
-        process.standardError = errors
+        // posix_spawn, not Foundation's Process (tools/process-support/SpawnedProcess.swift says why).
+        let child: SpawnedProcess
         do {
-            try process.run()
+            child = try SpawnedProcess(
+                [executable.path, "verify", options.directory] + (options.json ? ["--json"] : []),
+                environment: environment, standardOutput: .pipe, standardError: .file(errorFile.path))
         } catch {
-            standardError("freshet: cannot start \(executable.path) to verify \(options.directory) in a child process: \(error.localizedDescription)")
+            standardError("freshet: cannot start \(executable.path) to verify \(options.directory) in a child process: \(error)")
             return 2
         }
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        errors.closeFile()
-        for line in Self.lines(stdout) { standardOutput(line) }
+        let stdout = child.readOutputLines()
+        let end = child.wait()
+        for line in stdout { standardOutput(line) }
         let stderr = FileManager.default.contents(atPath: errorFile.path) ?? Data()
         for line in Self.lines(stderr) { standardError(line) }
-        guard process.terminationReason == .uncaughtSignal else { return process.terminationStatus }
-        let signal = process.terminationStatus
+        guard case .signaled(let signal) = end else { return end.status }
         let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
         let message = "reading the store crashed the verify child with signal \(signal) (\(name)): LMDB met a damaged page in data.mdb; the store is damaged"
         if options.json {

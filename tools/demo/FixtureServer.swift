@@ -10,12 +10,12 @@ import Glibc
 /// The fixture API server (tools/fixture-server/fixture_server.py), run as a child process.
 @MainActor
 final class FixtureServer {
-    let process: Process
+    let process: SpawnedProcess
     let baseURL: URL
     /// The control port: tells the server to fail, delay or refuse (see tools/fixture-server/README.md).
     let controlURL: URL
 
-    private init(process: Process, baseURL: URL, controlURL: URL) {
+    private init(process: SpawnedProcess, baseURL: URL, controlURL: URL) {
         self.process = process
         self.baseURL = baseURL
         self.controlURL = controlURL
@@ -63,14 +63,10 @@ final class FixtureServer {
         guard FileManager.default.fileExists(atPath: script.path) else {
             throw DemoFailure(description: "run the demo from the repository root (no \(script.path) here)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--port", String(port), "--max-age", "30", "--request-log", requestLog.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard let line = readLine(from: out.fileHandleForReading.fileDescriptor) else {
+        let process = try SpawnedProcess(
+            ["/usr/bin/env", "python3", script.path, "--port", String(port), "--max-age", "30", "--request-log", requestLog.path],
+            standardOutput: .pipe, standardError: .discard)
+        guard let fd = process.standardOutput, let line = readLine(from: fd) else {
             throw DemoFailure(description: "the fixture server exited before it was ready")
         }
         struct Ready: Decodable { let base_url: String; let control_port: Int }
@@ -81,11 +77,11 @@ final class FixtureServer {
         return FixtureServer(process: process, baseURL: url, controlURL: control)
     }
 
+    /// Kills the server and waits for it; calling it again does nothing. SIGKILL: the demo
+    /// needs nothing from a graceful exit.
     func stop() {
-        guard process.isRunning else { return }
-        // SIGKILL: a SIGTERM may be blocked in a child started from a concurrency thread.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        _ = process.wait()
     }
 
     isolated deinit { stop() }

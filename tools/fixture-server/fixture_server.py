@@ -1173,6 +1173,10 @@ def main(argv=None):
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # A parent that spawned us from a thread with SIGTERM/SIGINT blocked (Foundation's Process
+    # from a Swift concurrency thread) passed that mask on through exec: unblock them, so the
+    # server stops on SIGTERM however it was started. Before any thread starts: they inherit it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 
     try:
         app = App(os.path.abspath(args.data), args.max_age, args.request_log)

@@ -26,10 +26,11 @@ SERVER = os.path.join(HERE, "fixture_server.py")
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def start_server(*extra):
+def start_server(*extra, preexec_fn=None):
     """Start the server on free ports; return (process, ready dict)."""
     proc = subprocess.Popen([sys.executable, SERVER, "--port", "0", "--control-port", "0", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=preexec_fn)
     ready, _, _ = select.select([proc.stdout], [], [], 20)
     if not ready:
         proc.kill()
@@ -491,6 +492,28 @@ class FixtureServerTests(unittest.TestCase):
         self.assertEqual(lines[-3:], entries)
         request("POST", self.control + "/requests/clear", body=b"")
         self.assertEqual(self.logged(), [])
+
+
+class BlockedSignalTests(unittest.TestCase):
+    """A parent that starts the server with SIGTERM and SIGINT blocked (Foundation's Process
+    from a Swift concurrency thread does) can still stop it with either signal."""
+
+    def stop_with(self, sig):
+        def block():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        proc, _ = start_server(preexec_fn=block)
+        with open("/proc/%d/status" % proc.pid) as status:
+            blocked = int(next(l for l in status if l.startswith("SigBlk:")).split()[1], 16)
+        code, err = stop_server(proc, sig)
+        self.assertEqual((blocked >> (signal.SIGTERM - 1)) & 1, 0, "SIGTERM still blocked")
+        self.assertEqual((blocked >> (signal.SIGINT - 1)) & 1, 0, "SIGINT still blocked")
+        self.assertEqual(code, 0, err)
+
+    def test_sigterm_stops_it(self):
+        self.stop_with(signal.SIGTERM)
+
+    def test_sigint_stops_it(self):
+        self.stop_with(signal.SIGINT)
 
 
 class TestRouteTests(unittest.TestCase):

@@ -6,6 +6,7 @@
 // Prints one line per workload: the median and the minimum of ROUNDS rounds (default 15).
 // Not a test: it asserts nothing about time. tools/freshet-bench is the side-by-side benchmark.
 import Foundation
+import ProcessSupport
 import Freshet
 import FreshetHTTP
 import FreshetTesting
@@ -27,15 +28,14 @@ func gunzip(_ path: String) -> Data {
 }
 
 func runGzip(_ path: String) -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-    process.arguments = ["-dc", fixtures.appendingPathComponent(path).path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    do { try process.run() } catch { fatalError("cannot run gzip: \(error)") }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return data
+    do {
+        let process = try SpawnedProcess(["/bin/gzip", "-dc", fixtures.appendingPathComponent(path).path], standardOutput: .pipe)
+        let data = try process.readOutput()
+        _ = process.wait()
+        return data
+    } catch {
+        fatalError("cannot run gzip: \(error)")
+    }
 }
 
 func temporaryDirectory() -> URL {

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 
 /// The real PokeAPI data the workloads use, from `fixtures/` (gzip-compressed, minified, keys
 /// sorted). The parent decompresses them once into the work directory; children read them.
@@ -64,17 +65,8 @@ struct Inputs: Sendable {
     }
 
     private static func gunzip(_ source: String, to destination: String) throws {
-        guard FileManager.default.createFile(atPath: destination, contents: nil),
-              let out = FileHandle(forWritingAtPath: destination)
-        else { throw BenchError("cannot create \(destination)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-dc", source]
-        process.standardOutput = out
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        guard process.terminationStatus == 0 else { throw BenchError("gzip -dc \(source) exited with \(process.terminationStatus)") }
+        let end = try SpawnedProcess(["/usr/bin/env", "gzip", "-dc", source], standardOutput: .file(destination)).wait()
+        guard end == .exited(0) else { throw BenchError("gzip -dc \(source) ended with \(end)") }
     }
 
     /// `count` rows made of the index's real rows, cycled, with IDs `0` … `count-1`.

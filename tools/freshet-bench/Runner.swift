@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 
 /// One measured quantity of a workload: where it is in a child's result, how the table and
 /// the JSON name it.
@@ -141,17 +142,14 @@ struct Runner {
     /// Runs one child and reads its result; nil when it failed.
     private func spawn(_ workload: String, _ engine: Engine, prepare: Bool, work: String) -> Child.Result? {
         let out = "\(work)/result-\(UUID().uuidString).json"
-        let process = Process()
-        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--child", workload, engine.rawValue, prepare ? "prepare" : "measure", out, "--work", work] + (options.smoke ? ["--smoke"] : [])
+        let executable = Bundle.main.executableURL?.path ?? CommandLine.arguments[0]
+        let arguments = ["--child", workload, engine.rawValue, prepare ? "prepare" : "measure", out, "--work", work] + (options.smoke ? ["--smoke"] : [])
         do {
-            try process.run()
+            guard try SpawnedProcess([executable] + arguments).wait() == .exited(0) else { return nil }
         } catch {
             print("freshet-bench: cannot start a child: \(error)")
             return nil
         }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: out))
             try FileManager.default.removeItem(atPath: out)

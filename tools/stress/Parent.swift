@@ -171,16 +171,10 @@ struct Parent {
         let modeName = options.durability ?? ["full", "relaxed", "none"][Int(random.next() % 3)]
         let tasks = 1 + Int(random.next() % 4)
         let childSeed = random.next()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["child", directory, modeName, String(childSeed), String(iteration), String(tasks)]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let fd = output.fileHandleForReading.fileDescriptor
+        let process = try SpawnedProcess(
+            [executable, "child", directory, modeName, String(childSeed), String(iteration), String(tasks)],
+            standardOutput: .pipe, standardError: .pipe)
+        guard let fd = process.standardOutput else { preconditionFailure("standard output is a pipe") }
 
         // One in ten kills lands while the child is still starting or opening the store.
         var lines: [String] = []
@@ -196,13 +190,13 @@ struct Parent {
             // as between two.
             usleep(useconds_t(random.next() % 2000))
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        let end = process.wait()
         // Lines written before the kill are still in the pipe.
         while let line = readLine(from: fd) { lines.append(String(decoding: line, as: UTF8.self)) }
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationReason == .uncaughtSignal, process.terminationStatus == SIGKILL else {
-            throw Problem(description: "the child ended with status \(process.terminationStatus) before the kill: \(stderr) \(lines.suffix(3))")
+        let stderr = process.readErrorLines().joined(separator: "\n")
+        guard end == .signaled(SIGKILL) else {
+            throw Problem(description: "the child ended with \(end) before the kill: \(stderr) \(lines.suffix(3))")
         }
         if let bad = lines.first(where: { $0.hasPrefix("error") }) { throw Problem(description: "the child reported \(bad)") }
 

@@ -14,22 +14,16 @@ final class ChildProcess {
         var description: String
     }
 
-    private let process = Process()
+    private let process: SpawnedProcess
     private var chunks: AsyncStream<Data>.Iterator
     private var pending = Data()
 
     /// Starts `arguments[0]` found on `PATH` with the remaining arguments.
     init(_ arguments: [String], directory: URL? = nil) throws {
-        let pipe = Pipe()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        process.currentDirectoryURL = directory
+        process = try SpawnedProcess(["/usr/bin/env"] + arguments, directory: directory?.path, standardOutput: .pipe, standardError: .discard)
         let (stream, continuation) = AsyncStream<Data>.makeStream()
         chunks = stream.makeAsyncIterator()
-        try process.run()
-        let fd = pipe.fileHandleForReading.fileDescriptor
+        guard let fd = process.standardOutput else { throw Failure(description: "no pipe on standard output") }
         // Blocking reads on a thread of their own, kept off the cooperative pool.
         Thread.detachNewThread {
             while let line = readLine(from: fd) { continuation.yield(line + Data([UInt8(ascii: "\n")])) }
@@ -48,21 +42,16 @@ final class ChildProcess {
             } else if let chunk = await chunks.next() {
                 pending.append(chunk)
             } else {
-                throw Failure(description: "\(process.arguments ?? []) ended before printing a line containing \(text.debugDescription)")
+                throw Failure(description: "\(process.arguments.dropFirst()) ended before printing a line containing \(text.debugDescription)")
             }
         }
     }
 
-    /// Kills the process and waits for it to exit.
-    ///
-    /// `SIGKILL`, not `Process.terminate()`'s `SIGTERM`: on Linux a child started from a Swift
-    /// concurrency thread inherits that thread's blocked-signal mask, which blocks `SIGTERM`,
-    /// so `terminate()` is ignored and `waitUntilExit()` would wait forever.
+    /// Kills the process (SIGKILL: the servers here need no graceful exit) and waits for it
+    /// to exit. Calling it again does nothing.
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        _ = process.wait()
     }
 
     deinit {

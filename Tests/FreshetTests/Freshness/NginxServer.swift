@@ -24,14 +24,12 @@ final class NginxServer {
     /// The document root.
     var root: URL { directory.appendingPathComponent("www", isDirectory: true) }
 
-    private let process: Process
-    private let exited: AsyncStream<Int32>
+    private let process: SpawnedProcess
 
-    private init(baseURL: URL, directory: URL, process: Process, exited: AsyncStream<Int32>) {
+    private init(baseURL: URL, directory: URL, process: SpawnedProcess) {
         self.baseURL = baseURL
         self.directory = directory
         self.process = process
-        self.exited = exited
     }
 
     /// Starts nginx serving `files` (path under the document root → content), runs `body`,
@@ -110,24 +108,18 @@ final class NginxServer {
         let configFile = directory.appendingPathComponent("nginx.conf")
         try Data(config.utf8).write(to: configFile)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        // -p: the prefix for relative paths; -e: the error log used before the configuration is read.
-        process.arguments = ["-p", tmp + "/", "-e", tmp + "/error.log", "-c", configFile.path]
-        process.currentDirectoryURL = directory
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let exited: AsyncStream<Int32>
+        let process: SpawnedProcess
         do {
-            exited = try process.runReportingExit()
+            // -p: the prefix for relative paths; -e: the error log used before the configuration is read.
+            process = try SpawnedProcess(
+                [executable, "-p", tmp + "/", "-e", tmp + "/error.log", "-c", configFile.path],
+                directory: directory.path, standardOutput: .discard, standardError: .pipe)
         } catch {
             try? fm.removeItem(at: directory)
             throw Failure(description: "cannot start \(executable): \(error)")
         }
         let (lines, output) = AsyncStream<String>.makeStream(bufferingPolicy: .unbounded)
-        let fd = stderr.fileHandleForReading.fileDescriptor
+        let fd = try #require(process.standardError)
         // Blocking reads on a thread of their own, kept off the cooperative pool, until nginx
         // exits (so that its standard error never fills up).
         Thread.detachNewThread {
@@ -139,23 +131,21 @@ final class NginxServer {
             log.append(line)
             if line.contains("[emerg]") || line.contains("[alert]") { break }
             if line.contains("getrlimit(RLIMIT_NOFILE)") {
-                return NginxServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, directory: directory, process: process, exited: exited)
+                return NginxServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, directory: directory, process: process)
             }
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for await _ in exited {}
+        process.signal(SIGKILL)
+        _ = await process.exited()
         let errorLog = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
         try? fm.removeItem(at: directory)
         throw Failure(description: "nginx did not start on port \(port): \(log.joined(separator: " | ")) \(errorLog)")
     }
 
     /// Kills nginx with SIGKILL and waits until it has exited; removes the directory.
-    ///
-    /// Not `Process.terminate()`: its SIGTERM is blocked in a child started from a Swift
-    /// concurrency thread on Linux, so it would be ignored.
+    /// SIGKILL: nothing it holds needs a graceful exit (its files are removed next).
     func stop() async {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for await _ in exited {}
+        process.signal(SIGKILL)
+        _ = await process.exited()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -191,30 +181,11 @@ func decompressedFixture(_ path: String) throws -> Data {
     guard FileManager.default.fileExists(atPath: file.path) else {
         throw NginxServer.Failure(description: "no fixture at \(file.path)")
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["gzip", "-dc", file.path]
-    let stdout = Pipe()
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let fd = stdout.fileHandleForReading.fileDescriptor
-    var data = Data()
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = read(fd, &buffer, buffer.count)
-        if n > 0 {
-            data.append(contentsOf: buffer[0..<n])
-        } else if n == 0 {
-            break
-        } else if errno != EINTR {
-            throw NginxServer.Failure(description: "reading gzip's output failed: errno \(errno)")
-        }
-    }
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, !data.isEmpty else {
-        throw NginxServer.Failure(description: "gzip -dc \(file.path) exited with \(process.terminationStatus)")
+    let process = try SpawnedProcess(["/usr/bin/env", "gzip", "-dc", file.path], standardOutput: .pipe, standardError: .discard)
+    let data = try process.readOutput()
+    let end = process.wait()
+    guard end == .exited(0), !data.isEmpty else {
+        throw NginxServer.Failure(description: "gzip -dc \(file.path) ended with \(end)")
     }
     return data
 }

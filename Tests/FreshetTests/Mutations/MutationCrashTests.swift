@@ -15,17 +15,17 @@ extension MutationTests {
     struct Crash {
         @Test("a mutation whose process was killed mid-request is pending after reopening, is sent again and confirmed, and the server has one new todo")
         func killedMidRequest() async throws {
-            let helper = try await CrashHelper.executable()
+            let helper = try await StoreHelper.executable(named: "freshet-crash-helper")
             try await FixtureServer.withRunning { server in
                 // Every API answer waits: the helper's POST is still in flight when it dies. 8 s,
                 // not less: with both cores busy, reading the helper's first line took over 2 s.
                 let heldMs = 8000
                 try await server.control(["delay_ms": heldMs])
                 try await withTemporaryDirectory { directory in
-                    let child = try CrashHelper(helper, arguments: [directory.path, server.baseURL.absoluteString])
+                    let child = try StoreHelper(executable: helper, [directory.path, server.baseURL.absoluteString])
                     let line: String
                     do {
-                        line = try await child.firstLine()
+                        line = try await child.nextLine()
                     } catch {
                         await child.kill()
                         throw error
@@ -76,93 +76,5 @@ extension MutationTests {
                 }
             }
         }
-    }
-}
-
-/// The `freshet-crash-helper` executable (tools/crash-helper) run as a child process.
-final class CrashHelper {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    private let process: Process
-    private let exited: AsyncStream<Int32>
-    private let stdout: Int32
-    private let stderrLog: URL
-    /// Keeps the pipe (and its file descriptors) open while the helper runs.
-    private var pipe: Pipe?
-
-    /// Starts `executable` with `arguments`; its standard error goes to a temporary file.
-    init(_ executable: URL, arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        let stderrLog = FileManager.default.temporaryDirectory.appendingPathComponent("crash-helper-\(UUID().uuidString).stderr")
-        _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: stderrLog)
-        process.standardInput = FileHandle.nullDevice
-        let exited = try process.runReportingExit()
-        self.process = process
-        self.exited = exited
-        self.stdout = pipe.fileHandleForReading.fileDescriptor
-        self.stderrLog = stderrLog
-        self.pipe = pipe
-    }
-
-    /// The first line the helper prints, read with POSIX `read` (EINTR retried) on a thread
-    /// of its own, off the cooperative pool.
-    func firstLine() async throws -> String {
-        let fd = stdout
-        let line: Data? = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: readLine(from: fd))
-            }
-        }
-        guard let line else {
-            let stderr = (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? ""
-            throw Failure(description: "freshet-crash-helper printed nothing: \(stderr)")
-        }
-        return String(decoding: line, as: UTF8.self)
-    }
-
-    /// Kills the helper with SIGKILL (`terminate()`'s SIGTERM may be blocked in a child
-    /// spawned from a concurrency thread on Linux) and returns its termination status.
-    @discardableResult
-    func kill() async -> Int32 {
-        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-        var status: Int32 = -1
-        for await s in exited { status = s }
-        pipe = nil
-        try? FileManager.default.removeItem(at: stderrLog)
-        return status
-    }
-
-    /// The built helper: next to the test bundle, else in `.build/debug`; built with
-    /// `swift build --product freshet-crash-helper` when neither exists.
-    static func executable() async throws -> URL {
-        let name = "freshet-crash-helper"
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
-            FixtureServer.repositoryRoot.appendingPathComponent(".build/debug/\(name)"),
-        ]
-        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
-
-        let build = Process()
-        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "--product", name]
-        build.currentDirectoryURL = FixtureServer.repositoryRoot
-        build.standardOutput = FileHandle.nullDevice
-        build.standardError = FileHandle.nullDevice
-        build.standardInput = FileHandle.nullDevice
-        let exited = try build.runReportingExit()
-        var status: Int32 = -1
-        for await s in exited { status = s }
-        guard status == 0, let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw Failure(description: "`swift build --product \(name)` ended with status \(status) and no \(name) was found in \(candidates.map(\.path))")
-        }
-        return found
     }
 }

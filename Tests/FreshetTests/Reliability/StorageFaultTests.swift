@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 import FreshetLMDB
 import Testing
 @testable import Freshet
@@ -219,11 +220,9 @@ struct StorageFaultTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             // A creator killed mid-way: its staging file (empty, as after open(O_CREAT)) under
             // the PID of a process that has ended.
-            let ended = Process()
-            ended.executableURL = URL(fileURLWithPath: "/bin/true")
-            try ended.run()
-            ended.waitUntilExit()
-            let leftover = directory.appendingPathComponent("data.mdb.creating-\(ended.processIdentifier)")
+            let ended = try SpawnedProcess(["/bin/true"])
+            #expect(ended.wait() == .exited(0))
+            let leftover = directory.appendingPathComponent("data.mdb.creating-\(ended.pid)")
             #expect(FileManager.default.createFile(atPath: leftover.path, contents: Data()))
             let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
             defer { store.close() }

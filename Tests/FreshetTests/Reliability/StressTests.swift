@@ -15,11 +15,8 @@ struct StressTests {
             FixtureServer.repositoryRoot.appendingPathComponent(".build/debug/\(name)"),
         ]
         let executable = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "build it with `swift build --build-tests`")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let (status, output) = try await process.runCollectingLines(mergingStandardError: true)
-        return (status, output)
+        let (termination, output) = try await SpawnedProcess.run([executable.path] + arguments, standardError: .standardOutput)
+        return (termination.status, output)
     }
 
     @Test("eight SIGKILLs of a child writing and compacting in every durability mode lose no acknowledged event, and the seed is printed first")

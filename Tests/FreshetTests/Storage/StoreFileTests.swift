@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 import Testing
 @testable import Freshet
 #if canImport(Glibc)
@@ -133,20 +134,15 @@ struct StoreFileTests {
         }
     }
 
-    /// Runs a program and returns its exit status (-1 when it cannot start).
+    /// Runs a program and returns its exit status (the signal's number when one killed it;
+    /// -1 when it cannot start).
     static func run(_ path: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         do {
-            try process.run()
+            let child = try SpawnedProcess([path] + arguments, standardOutput: .discard, standardError: .discard)
+            return child.wait().status
         } catch {
             return -1
         }
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }
 

@@ -41,8 +41,7 @@ final class FixtureServer {
     /// `http://127.0.0.1:PORT`.
     let baseURL: URL
     let controlURL: URL
-    private let process: Process
-    private let exited: AsyncStream<Int32>
+    private let process: SpawnedProcess
     private let stderrLog: URL
     private let session = URLSession(configuration: .ephemeral)
 
@@ -53,11 +52,10 @@ final class FixtureServer {
         .deletingLastPathComponent() // Tests
         .deletingLastPathComponent()
 
-    private init(baseURL: URL, controlURL: URL, process: Process, exited: AsyncStream<Int32>, stderrLog: URL) {
+    private init(baseURL: URL, controlURL: URL, process: SpawnedProcess, stderrLog: URL) {
         self.baseURL = baseURL
         self.controlURL = controlURL
         self.process = process
-        self.exited = exited
         self.stderrLog = stderrLog
     }
 
@@ -73,22 +71,14 @@ final class FixtureServer {
             throw Failure(description: "no fixture server at \(script.path)")
         }
         let stderrLog = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-server-\(UUID().uuidString).stderr")
-        _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--port", "0"]
-        process.currentDirectoryURL = repositoryRoot
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: stderrLog)
-        process.standardInput = FileHandle.nullDevice
-        let exited = try process.runReportingExit()
-
-        let reader = stdout.fileHandleForReading
+        let process = try SpawnedProcess(
+            ["/usr/bin/env", "python3", script.path, "--port", "0"],
+            directory: repositoryRoot.path, standardOutput: .pipe, standardError: .file(stderrLog.path))
+        let stdout = try #require(process.standardOutput)
         let line: Data = try await withCheckedThrowingContinuation { continuation in
             // A blocking read, kept off the cooperative thread pool.
             DispatchQueue.global().async {
-                guard let line = readLine(from: reader.fileDescriptor) else {
+                guard let line = readLine(from: stdout) else {
                     let stderr = (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? ""
                     continuation.resume(throwing: Failure(description: "the fixture server exited before it was ready: \(stderr)"))
                     return
@@ -105,7 +95,7 @@ final class FixtureServer {
         guard let baseURL = URL(string: ready.base_url), let controlURL = URL(string: "http://127.0.0.1:\(ready.control_port)") else {
             throw Failure(description: "bad ready line \(String(decoding: line, as: UTF8.self))")
         }
-        return FixtureServer(baseURL: baseURL, controlURL: controlURL, process: process, exited: exited, stderrLog: stderrLog)
+        return FixtureServer(baseURL: baseURL, controlURL: controlURL, process: process, stderrLog: stderrLog)
     }
 
     /// Changes the server's behaviour (`POST /control`), such as `["fail_status": 500, "fail_count": 1]`,
@@ -142,12 +132,11 @@ final class FixtureServer {
     }
 
     /// Kills the server and waits until it has exited. Calling it again does nothing.
-    ///
-    /// SIGKILL, not `Process.terminate()`'s SIGTERM: a child started from a Swift concurrency
-    /// thread inherits that thread's blocked-signal mask, so SIGTERM would never arrive.
+    /// SIGKILL, not SIGTERM (which it obeys too): SIGTERM stops it only at its next half-second
+    /// poll, and after a request it still holds (`delay_ms`), a cost every test would pay.
     func stop() async {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for await _ in exited {}
+        process.signal(SIGKILL)
+        _ = await process.exited()
         session.invalidateAndCancel()
         try? FileManager.default.removeItem(at: stderrLog)
     }

@@ -22,11 +22,8 @@ extension LogToolTests {
 
         /// Runs `freshet arguments` as a child process; its exit status and standard output lines.
         static func run(_ arguments: [String]) async throws -> (status: Int32, lines: [String]) {
-            let process = Process()
-            process.executableURL = try executable()
-            process.arguments = arguments
-            process.standardError = FileHandle.nullDevice
-            return try await process.runCollectingLines()
+            let (termination, lines) = try await SpawnedProcess.run([try executable().path] + arguments, standardError: .discard)
+            return (termination.status, lines)
         }
 
         @Test("verify, replay and stats run in another process while this one keeps appending, and see one consistent LSN")

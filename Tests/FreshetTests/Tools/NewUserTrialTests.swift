@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSupport
 import Freshet
 import FreshetCommands
 @testable import FreshetLMDB
@@ -212,28 +213,21 @@ extension LogToolTests {
             try await withFile(lines.joined(separator: "\n")) { file, store in
                 for round in 0..<5 {
                     let directory = store.appendingPathComponent("\(round)").path
-                    var processes: [(Process, Pipe)] = []
-                    for _ in 0..<2 {
-                        let process = Process()
-                        process.executableURL = try LiveStoreTests.executable()
-                        process.arguments = ["import", directory, file]
-                        let pipe = Pipe()
-                        process.standardError = pipe
-                        process.standardOutput = FileHandle.nullDevice
-                        processes.append((process, pipe))
+                    let executable = try LiveStoreTests.executable().path
+                    let processes = try (0..<2).map { _ in
+                        try SpawnedProcess([executable, "import", directory, file], standardOutput: .discard, standardError: .pipe)
                     }
-                    for (process, _) in processes { try process.run() }
                     var outcomes: [String] = []
-                    for (process, pipe) in processes {
-                        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                        process.waitUntilExit()
+                    for process in processes {
+                        let text = process.readErrorLines().map { $0 + "\n" }.joined()
+                        let status = process.wait().status
                         // Which check the loser meets (before, at or after the directory lock) depends on timing; all are notEmpty.
                         let standardized = URL(fileURLWithPath: directory).standardizedFileURL.path
-                        outcomes.append(process.terminationStatus == 0 && text.isEmpty ? "ok" : text
+                        outcomes.append(status == 0 && text.isEmpty ? "ok" : text
                             .replacingOccurrences(of: "freshet: \(file): \(standardized) is not empty: another import wrote a store there meanwhile; nothing was written\n", with: "2 not empty")
                             .replacingOccurrences(of: "freshet: \(file): \(standardized) is not empty: another import is writing a store there; nothing was written\n", with: "2 not empty")
                             .replacingOccurrences(of: "freshet: \(file): \(standardized) is not empty; import builds a new store in a new or empty directory\n", with: "2 not empty")
-                            + (process.terminationStatus == 2 ? "" : " status \(process.terminationStatus)"))
+                            + (status == 2 ? "" : " status \(status)"))
                     }
                     #expect(outcomes.sorted() == ["2 not empty", "ok"])
                     #expect(runTool(["verify", directory]).status == 0)
