@@ -24,9 +24,13 @@ final class ChildProcess {
         let (stream, continuation) = AsyncStream<Data>.makeStream()
         chunks = stream.makeAsyncIterator()
         guard let fd = process.standardOutput else { throw Failure(description: "no pipe on standard output") }
-        // Blocking reads on a thread of their own, kept off the cooperative pool.
+        // Blocking reads on a thread of their own, kept off the cooperative pool; the thread
+        // keeps the process object (which owns `fd`) alive until it has read to the end.
+        let process = process
         Thread.detachNewThread {
-            while let line = readLine(from: fd) { continuation.yield(line + Data([UInt8(ascii: "\n")])) }
+            withExtendedLifetime(process) {
+                while let line = readLine(from: fd) { continuation.yield(line + Data([UInt8(ascii: "\n")])) }
+            }
             continuation.finish()
         }
     }

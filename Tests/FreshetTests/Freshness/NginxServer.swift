@@ -122,8 +122,11 @@ final class NginxServer {
         let fd = try #require(process.standardError)
         // Blocking reads on a thread of their own, kept off the cooperative pool, until nginx
         // exits (so that its standard error never fills up).
+        // The thread keeps `process` (which owns `fd`) alive until it has read to the end.
         Thread.detachNewThread {
-            while let line = readLine(from: fd) { output.yield(String(decoding: line, as: UTF8.self)) }
+            withExtendedLifetime(process) {
+                while let line = readLine(from: fd) { output.yield(String(decoding: line, as: UTF8.self)) }
+            }
             output.finish()
         }
         var log: [String] = []
