@@ -18,8 +18,10 @@ extension MutationTests {
             let helper = try await StoreHelper.executable(named: "freshet-crash-helper")
             try await FixtureServer.withRunning { server in
                 // Every API answer waits: the helper's POST is still in flight when it dies. 8 s,
-                // not less: with both cores busy, reading the helper's first line took over 2 s.
-                let heldMs = 8000
+                // not less: with both cores busy, reading the helper's first line took over 2 s;
+                // times the sanitizer's slowdown (TestTimeScale): under ASan at load 22 the kill
+                // once came after the 8 s had passed and the POST was confirmed.
+                let heldMs = 8000 * TestTimeScale.factor
                 try await server.control(["delay_ms": heldMs])
                 try await withTemporaryDirectory { directory in
                     let child = try StoreHelper(executable: helper, [directory.path, server.baseURL.absoluteString])
@@ -45,6 +47,9 @@ extension MutationTests {
                     defer { store.close() }
                     let queued = try store.pendingMutations()
                     #expect(queued.map(\.id) == [id])
+                    // Nothing queued: the POST got through before the kill. Stop here, not in the
+                    // wait below for a retry's sleep that would never come.
+                    let queuedMutation = try #require(queued.first)
                     #expect(queued.map(\.name) == ["createTodo"])
                     #expect(try store.ids("todos") == ["tmp-crash"])
                     let proposals = try store.mutationEvents()
@@ -55,7 +60,7 @@ extension MutationTests {
                     await clock.waitForSleepers(1)
                     transport.goOnline()
                     await store.networkDidBecomeReachable()
-                    let outcome = try await store.handle(for: try #require(queued.first)).outcome()
+                    let outcome = try await store.handle(for: queuedMutation).outcome()
                     #expect(outcome.id == id)
                     #expect(outcome.serverID == "201")
                     #expect(try store.pendingMutations().isEmpty)
