@@ -71,7 +71,8 @@ extension MutationTests {
                     // process's POST may still be held by the server's delay: a GET sent with
                     // the same delay is answered after it, so it sees the final data.
                     try await server.control(["delay_ms": heldMs])
-                    let todos = try #require(try await server.getJSON("/todos") as? [[String: Any]])
+                    // The transport's idle timeout (30 s) would end a wait longer than that.
+                    let todos = try #require(try await server.getJSON("/todos", timeout: .milliseconds(heldMs) + .seconds(30)) as? [[String: Any]])
                     #expect(todos.count == 201)
                     #expect(todos.filter { $0["title"] as? String == "written before the crash" }.count == 1)
                     #expect(todos.last?["id"] as? Int == 201)

@@ -196,10 +196,10 @@ extension FixtureServer {
         return try JSONDecoder().decode([FixtureWrite].self, from: response.body)
     }
 
-    /// `GET path` on the API port, decoded as JSON.
-    func getJSON(_ path: String) async throws -> Any {
+    /// `GET path` on the API port, decoded as JSON; `timeout`: the request's idle timeout (nil: the transport's 30 s).
+    func getJSON(_ path: String, timeout: Duration? = nil) async throws -> Any {
         let url = try #require(URL(string: path, relativeTo: baseURL)?.absoluteURL)
-        let response = try await URLSessionTransport().send(HTTPRequest(url: url))
+        let response = try await URLSessionTransport().send(HTTPRequest(url: url, timeout: timeout))
         guard response.status == 200 else {
             throw Failure(description: "GET \(path) answered \(response.status)")
         }
