@@ -151,8 +151,10 @@ enum SwiftUIDocCode {
     static func render(_ todos: QueryModel<Todo>, show: @escaping @MainActor ([String]) -> Void) {
         withObservationTracking {
             show(todos.rows.map(\.value.title))
-        } onChange: {
-            Task { @MainActor in render(todos, show: show) }
+        } onChange: { [weak todos] in
+            // Weak: the model keeps this closure until its next change, so a strong capture
+            // would keep the model alive for good (a cycle).
+            Task { @MainActor in if let todos { render(todos, show: show) } }
         }
     }
 
