@@ -43,6 +43,8 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     /// The loaded pages are kept either way.
     public private(set) var loadMoreError: FetchError?
 
+    /// How many ``refresh(mode:)`` calls of this model are running.
+    @ObservationIgnored private var refreshesRunning = 0
     /// The ``loadMore()`` in flight, which later calls join.
     @ObservationIgnored private var loadingMore: Task<Result<LoadMoreResult, FetchError>, Never>?
 
@@ -113,7 +115,7 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
             // A list shown at its end, with nothing in flight, asks the store, which answers
             // endReached without a request: no spinner flicker for it. (A list not shown yet,
             // shown with more, or being refreshed — which may change that — shows one.)
-            if hasMore || state.data == .empty || state.fetch == .fetching { isLoadingMore = true }
+            if hasMore || state.data == .empty || state.fetch == .fetching || refreshesRunning > 0 { isLoadingMore = true }
             // The model's state follows the page even when every caller stopped waiting;
             // held weakly, so a released model is not kept for it.
             Task { [weak self] in
@@ -151,7 +153,10 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     ///   first anew (TanStack's `resetQueries`); later pages come back with ``loadMore()``.
     @discardableResult
     public func refresh(mode: RefreshMode = .revalidate) async -> Result<RefreshSummary, FetchError> {
-        await model.refresh(mode: mode)
+        // Known at once, before the snapshot saying `fetching` arrives (loadMore's spinner).
+        refreshesRunning += 1
+        defer { refreshesRunning -= 1 }
+        return await model.refresh(mode: mode)
     }
 
     /// The observation task (tests: awaiting it after releasing the model).

@@ -78,3 +78,24 @@ struct PagingOrderTests {
         }
     }
 }
+
+extension PagingOrderTests {
+    @Test("refreshIfNeeded (an observer's first fetch) asked while a loadMore of the never-fetched list is in flight waits for it and sends nothing")
+    func refreshIfNeededDuringFirstLoadMore() async throws {
+        try await withScriptedStore { (h: ScriptedStore) async throws in
+            let gate = Gate()
+            h.transport.on("/p?page=1", reply: .held(gate, then: .json(PagedFixture.body(1, of: 3))), .json(PagedFixture.body(1, of: 3)))
+            let store = h.store
+            let more = Task { try await store.loadMore(PagedFixture.resource) }
+            await gate.waitUntilReached()
+            let ifNeeded = Task { try await store.refreshIfNeeded(PagedFixture.resource) }
+            // It waits on the loadMore's request (a waiter of it), without a request of its own.
+            while store.refreshes.waiterCount("pages") < 2 { await Task.yield() }
+            gate.release()
+            #expect(try await more.value == .loaded(RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 1)))
+            #expect(try await ifNeeded.value == nil)
+            #expect(h.transport.requests.map(\.request.url.query) == ["page=1"])
+            #expect(try h.store.snapshot("pages").rows.map(\.id) == ["1", "2"])
+        }
+    }
+}
