@@ -98,8 +98,8 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     ///
     /// - Returns: ``Freshet/LoadMoreResult/loaded(_:)`` with the page's summary;
     ///   ``Freshet/LoadMoreResult/endReached`` without any request when the last loaded page
-    ///   (after any refresh in flight) names no next one, or the declaration has one page (paging `.none`) and it has been
-    ///   fetched (the state shown does not change); or the ``Freshet/FetchError`` of
+    ///   (after any refresh in flight) names no next one, or the declaration has one page
+    ///   (paging `.none`) and it has been fetched (the state shown does not change); or the ``Freshet/FetchError`` of
     ///   ``Freshet/Store/loadMore(_:)`` (also in ``loadMoreError``; the loaded pages stay);
     ///   `cancelled` for a cancelled caller (not put in ``loadMoreError``).
     @discardableResult

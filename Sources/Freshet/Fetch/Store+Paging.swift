@@ -22,8 +22,9 @@ extension Store {
     /// the new page (the position the server gave last wins; docs/queries.md, "Paging").
     ///
     /// - Returns: ``LoadMoreResult/endReached`` without any request when, once the requests
-    ///   asked for before it have folded, the server said there is no next page (``QueryState/hasMore`` is false), or when a resource of one
-    ///   page (paging `.none`, or a document) has been fetched; otherwise what was fetched.
+    ///   asked for before it have folded, the server said there is no next page
+    ///   (``QueryState/hasMore`` is false), or when a resource of one page (paging `.none`, or
+    ///   a document) has been fetched; otherwise what was fetched.
     /// - Throws: what ``Store/refresh(_:)`` throws, without appending the page: `crossOrigin`
     ///   when the next URL is on another origin (nothing is sent to it), `pagingLoop` when it
     ///   names a page already loaded (however it is spelled: ``ComparableURL``),
