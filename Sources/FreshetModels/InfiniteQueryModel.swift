@@ -24,6 +24,8 @@ import Observation
 ///
 /// Requests run in tasks of their own holding the store, not the model: a page asked for just
 /// before the view goes away is still committed, and shows in any model of the same list.
+/// A running ``loadMore()`` or ``refresh(mode:)`` holds the model until it returns (at once
+/// when its caller is cancelled).
 @MainActor
 @Observable
 public final class InfiniteQueryModel<Value: Decodable & Sendable> {
@@ -41,6 +43,8 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     /// The loaded pages are kept either way.
     public private(set) var loadMoreError: FetchError?
 
+    /// How many ``refresh(mode:)`` calls of this model are running.
+    @ObservationIgnored private var refreshesRunning = 0
     /// The ``loadMore()`` in flight, which later calls join.
     @ObservationIgnored private var loadingMore: Task<Result<LoadMoreResult, FetchError>, Never>?
 
@@ -83,36 +87,60 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     /// a list's "load more" row or its last cell appearing (TanStack's `fetchNextPage()`).
     ///
     /// Calls while one is in flight join it: one request, the same result for all (the store
-    /// also shares one request among the models of one list). Like ``refresh(mode:)`` the
-    /// request runs in a task of its own: a cancelled caller or a released model stops the
-    /// wait, not the page, which is still committed.
+    /// also shares one request among the models of one list). A call asked for while a
+    /// refresh of the list runs (a `.firstPage` reset, the first fetch the model started)
+    /// waits for it, then loads the page after the ones it left (``Freshet/Store/loadMore(_:)``).
+    /// Like ``refresh(mode:)`` the request runs in a task of its own: a cancelled caller
+    /// stops waiting at once and gets `.failure` with code `cancelled`, while the page is
+    /// still fetched and committed (``isLoadingMore`` and ``loadMoreError`` follow it). While
+    /// this method runs it holds the model; once a cancelled call returns, the model can be
+    /// freed.
     ///
     /// - Returns: ``Freshet/LoadMoreResult/loaded(_:)`` with the page's summary;
     ///   ``Freshet/LoadMoreResult/endReached`` without any request when the last loaded page
-    ///   names no next one, or the declaration has one page (paging `.none`) and it has been
-    ///   fetched (the state shown does not change); or the ``Freshet/FetchError`` of
-    ///   ``Freshet/Store/loadMore(_:)`` (also in ``loadMoreError``; the loaded pages stay).
+    ///   (after any refresh in flight) names no next one, or the declaration has one page
+    ///   (paging `.none`) and it has been fetched (the state shown does not change); or the ``Freshet/FetchError`` of
+    ///   ``Freshet/Store/loadMore(_:)`` (also in ``loadMoreError``; the loaded pages stay);
+    ///   `cancelled` for a cancelled caller (not put in ``loadMoreError``).
     @discardableResult
     public func loadMore() async -> Result<LoadMoreResult, FetchError> {
-        if let running = loadingMore { return await running.value }
-        let store = self.store
-        let resource = definition.resource
-        let running = detachedFetch { () async throws(FetchError) in try await store.loadMore(resource) }
-        loadingMore = running
-        // A list shown at its end asks the store, which answers endReached without a request:
-        // no spinner flicker for it. (A list not shown yet, or shown with more, shows one.)
-        let showsProgress = hasMore || state.data == .empty
-        if showsProgress { isLoadingMore = true }
-        let result = await running.value
+        let running: Task<Result<LoadMoreResult, FetchError>, Never>
+        if let current = loadingMore {
+            running = current
+        } else {
+            let store = self.store
+            let resource = definition.resource
+            running = detachedFetch { () async throws(FetchError) in try await store.loadMore(resource) }
+            loadingMore = running
+            // A list shown at its end, with nothing in flight, asks the store, which answers
+            // endReached without a request: no spinner flicker for it. (A list not shown yet,
+            // shown with more, or being refreshed — which may change that — shows one.)
+            if hasMore || state.data == .empty || state.fetch == .fetching || refreshesRunning > 0 { isLoadingMore = true }
+            // The model's state follows the page even when every caller stopped waiting;
+            // held weakly, so a released model is not kept for it.
+            Task { [weak self] in
+                let result = await running.value
+                self?.finishLoadingMore(running, result)
+            }
+        }
+        let result = await waitCancellably(running, what: "the next page of \(definition.collection)", url: definition.resource.path)
+        // A cancelled caller's result is its own, not the page's: the model's wait shows that.
+        if !Task.isCancelled { finishLoadingMore(running, result) }
+        return result
+    }
+
+    /// Shows how the load `running` ended, once: by its first caller to hear of it (so the
+    /// state is shown when the call returns) or by the model's own wait.
+    private func finishLoadingMore(_ running: Task<Result<LoadMoreResult, FetchError>, Never>, _ result: Result<LoadMoreResult, FetchError>) {
+        guard loadingMore == running else { return }
         loadingMore = nil
-        if showsProgress { isLoadingMore = false }
+        if isLoadingMore { isLoadingMore = false }
         switch result {
         case .success:
             if loadMoreError != nil { loadMoreError = nil }
         case .failure(let error):
             if loadMoreError != error { loadMoreError = error }
         }
-        return result
     }
 
     /// Fetches the list from the network now and returns when it is committed (pull to
@@ -125,7 +153,10 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     ///   first anew (TanStack's `resetQueries`); later pages come back with ``loadMore()``.
     @discardableResult
     public func refresh(mode: RefreshMode = .revalidate) async -> Result<RefreshSummary, FetchError> {
-        await model.refresh(mode: mode)
+        // Known at once, before the snapshot saying `fetching` arrives (loadMore's spinner).
+        refreshesRunning += 1
+        defer { refreshesRunning -= 1 }
+        return await model.refresh(mode: mode)
     }
 
     /// The observation task (tests: awaiting it after releasing the model).

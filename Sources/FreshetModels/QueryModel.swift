@@ -55,8 +55,10 @@ public final class QueryModel<Value: Decodable & Sendable> {
     /// before the first snapshot. Not observed (it moves with every emission, also when
     /// nothing shown changes): read it alongside the properties a view observes.
     @ObservationIgnored public private(set) var lsn: LSN?
-    /// Why the model stopped receiving snapshots (the store could not be read, or the schema
-    /// drift invalidation could not be appended); nil while it observes.
+    /// Why the model stopped receiving snapshots: code `closed` once the store is closed
+    /// (``Freshet/Store/close()``; the rows shown stay), `storage` or another read error when
+    /// the store could not be read, or the error of a schema drift invalidation that could
+    /// not be appended. Nil while it observes.
     public private(set) var observationError: StoreError?
     /// The LSN of the `invalidated` event this model appended for schema drift, if it did.
     public private(set) var driftInvalidation: LSN?
@@ -102,8 +104,6 @@ public final class QueryModel<Value: Decodable & Sendable> {
             driftInvalidation = lsn
         case .failed(let error):
             if observationError != error { observationError = error }
-        case .ended:
-            break
         }
     }
 }

@@ -18,10 +18,9 @@ final class QueryObservation: Sendable {
         case snapshot(Snapshot, RowDecodingCache<Value>.Decoded)
         /// Schema drift was reported to the store: the collection is invalidated and refetched.
         case driftInvalidated(LSN)
-        /// The drift invalidation or the observation failed (the store is unreadable or closed).
+        /// The drift invalidation or the observation failed (the store is unreadable), or the
+        /// store closed (code `closed`).
         case failed(StoreError)
-        /// The observation ended (the store closed).
-        case ended
     }
 
     let task: Task<Void, Never>
@@ -50,7 +49,9 @@ final class QueryObservation: Sendable {
                     }
                     await deliver(.snapshot(snapshot, decoded))
                 }
-                await deliver(.ended)
+                // The store's observations end without an error only when it closes
+                // (Store.close()); a cancelled task is the model going away, told nothing.
+                if !Task.isCancelled { await deliver(.failed(Self.closed(store))) }
             } catch let error as StoreError {
                 await deliver(.failed(error))
             } catch {
@@ -63,6 +64,11 @@ final class QueryObservation: Sendable {
     /// waiting for a snapshot, or when it next asks for one otherwise.
     func cancel() {
         task.cancel()
+    }
+
+    /// What a model shows when the store it observes closes: rows kept, no more snapshots.
+    static func closed(_ store: Store) -> StoreError {
+        StoreError(.closed, "the store at \(store.directory.path) closed: the model keeps the rows it shows and receives no more snapshots")
     }
 
     /// `rows 3, 7 of todos do not decode as Todo (schema drift)`, the `invalidated` event's

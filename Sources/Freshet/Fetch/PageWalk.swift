@@ -11,7 +11,9 @@ import FreshetHTTP
 ///   Otherwise the loaded pages in order, from page 0 or, when an earlier revalidation
 ///   stopped at page *k* (``SyncMark/resumePage``), from page *k*'s stored URL, and no further.
 /// - `loadMore`: the page the last loaded page names as next; the first page when none is
-///   loaded; nothing (nil) when the last loaded page names none.
+///   loaded; nothing (nil) when the last loaded page names none, or when a resource of one
+///   page (paging `.none`, or a document) has been fetched (b73bc62: loading more must not
+///   fetch it again as a refresh).
 struct PageWalk: Equatable {
     /// The index (0-based) of the first page to fetch.
     var first: Int
@@ -39,6 +41,7 @@ struct PageWalk: Equatable {
     }
 
     static func loadingMore(_ resource: Resource, start: URL, stored: SyncMark?, redaction: URLRedaction) -> PageWalk? {
+        if resource.paging == .none || resource.rows == .document, stored?.fetchedAt != nil { return nil }
         let held = stored?.pages ?? []
         guard let last = held.last else { return PageWalk(first: 0, url: start, last: 0) }
         guard let next = last.next else { return nil }

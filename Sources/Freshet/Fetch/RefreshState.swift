@@ -22,6 +22,9 @@ final class RefreshState: Sendable {
         var waiters: [UInt64: CheckedContinuation<Delivery, Never>]
         /// The URL, for the error a cancelled caller gets.
         var url: String
+        /// Waiters that did not ask for this request (``Store/refreshIfNeeded(_:)`` callers that
+        /// found it in flight under another key): they get nil, to read again what it left.
+        var rechecking: Set<UInt64> = []
     }
 
     private struct State: Sendable {
@@ -100,7 +103,9 @@ final class RefreshState: Sendable {
     /// the request and calls ``complete(_:with:)`` with `id`.
     ///
     /// With `unlessEndedSince`, nothing is started (the continuation gets nil) when a request
-    /// of `collection` stopped being joinable since that ``endings(_:)`` value. A waiter
+    /// of `collection` stopped being joinable since that ``endings(_:)`` value, nor while a
+    /// joinable request of `collection` under another key is in flight: the continuation gets
+    /// nil when that request completes. A waiter
     /// whose task is already cancelled gets `cancelled` at once and starts nothing.
     func share(key: String, collection: String, url: String, waiter: UInt64, unlessEndedSince: Int?,
                start: (_ id: UInt64, _ previous: Task<Void, Never>?) -> Task<Void, Never>,
@@ -114,6 +119,15 @@ final class RefreshState: Sendable {
                 return nil
             }
             if let since = unlessEndedSince, (s.endings[collection] ?? 0) != since { return .some(nil) }
+            // A recheck caller (refreshIfNeeded) that finds a request of the collection in
+            // flight under another key (a loadMore, a reset, a reload) waits for it and reads
+            // again: it may leave the collection fresh (no second request for page 1).
+            if unlessEndedSince != nil,
+               let other = s.joinable.values.filter({ s.shared[$0]?.collection == collection }).max() {
+                s.shared[other]?.waiters[waiter] = continuation
+                s.shared[other]?.rechecking.insert(waiter)
+                return nil
+            }
             // Requests of one collection fold one after the other, whatever their key (a
             // refresh, a reload, a loadMore): each decides what to fetch from what the one
             // before it left.
@@ -146,11 +160,12 @@ final class RefreshState: Sendable {
 
     /// Request `id` finished: every caller still waiting gets `result`.
     func complete(_ id: UInt64, with result: Result<RefreshSummary, FetchError>) {
-        let waiters = state.withLock { s -> [CheckedContinuation<Delivery, Never>] in
+        let waiters = state.withLock { s -> [(CheckedContinuation<Delivery, Never>, rechecks: Bool)] in
             s.retire(id)
-            return s.shared.removeValue(forKey: id).map { Array($0.waiters.values) } ?? []
+            guard let request = s.shared.removeValue(forKey: id) else { return [] }
+            return request.waiters.map { ($0.value, request.rechecking.contains($0.key)) }
         }
-        for waiter in waiters { waiter.resume(returning: result) }
+        for (waiter, rechecks) in waiters { waiter.resume(returning: rechecks ? nil : result) }
     }
 
     /// How many callers wait for requests of `collection` right now (for tests and diagnostics).

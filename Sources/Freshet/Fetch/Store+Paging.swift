@@ -15,13 +15,16 @@ extension Store {
     /// ```
     ///
     /// Concurrent calls for the same resource share one request (and its outcome). A call
-    /// asked for while a refresh of the collection is running waits for it, so the page it
-    /// appends follows the revalidated pages. A row whose ID an earlier page holds moves to
+    /// asked for while a refresh of the collection is running (a revalidation, a reload, a
+    /// ``RefreshMode/firstPage`` reset, the first fetch an observer started) waits for it and
+    /// only then decides: the page it appends is the one that refresh's last page names, and
+    /// it is ``LoadMoreResult/endReached`` only if that page names none. A row whose ID an earlier page holds moves to
     /// the new page (the position the server gave last wins; docs/queries.md, "Paging").
     ///
-    /// - Returns: ``LoadMoreResult/endReached`` without any request when the server said
-    ///   there is no next page (``QueryState/hasMore`` is false), or when a resource of one
-    ///   page (paging `.none`, or a document) has been fetched; otherwise what was fetched.
+    /// - Returns: ``LoadMoreResult/endReached`` without any request when, once the requests
+    ///   asked for before it have folded, the server said there is no next page
+    ///   (``QueryState/hasMore`` is false), or when a resource of one page (paging `.none`, or
+    ///   a document) has been fetched; otherwise what was fetched.
     /// - Throws: what ``Store/refresh(_:)`` throws, without appending the page: `crossOrigin`
     ///   when the next URL is on another origin (nothing is sent to it), `pagingLoop` when it
     ///   names a page already loaded (however it is spelled: ``ComparableURL``),
@@ -30,17 +33,9 @@ extension Store {
     @discardableResult
     public func loadMore(_ resource: Resource) async throws(FetchError) -> LoadMoreResult {
         let (url, key) = try prepareRefresh(resource)
-        do {
-            if let mark = try syncMark(resource.collection) {
-                // Known at once: the last loaded page names no next one.
-                if let last = mark.pages.last, last.next == nil { return .endReached }
-                // A resource of one page (paging `.none`, or a document) has no next page once
-                // it has been fetched: loading more must not fetch it again as a refresh.
-                if resource.paging == .none || resource.rows == .document, mark.fetchedAt != nil { return .endReached }
-            }
-        } catch {
-            throw FetchError(.storage, error.message, url: logged(url))
-        }
+        // "End reached" and the next URL are decided by the request itself (PageWalk), once
+        // any older refresh or loadMore of the collection has folded: requests of one
+        // collection fold in the order they were asked for (docs/queries.md, "Paging").
         guard let result = await shareRefresh(resource, url: url, key: key + " more", mode: .revalidate, loadingMore: true, unlessEndedSince: nil) else {
             preconditionFailure("a loadMore without a recheck point always joins or starts a request")
         }

@@ -70,8 +70,11 @@ extension Store {
 
     /// Refreshes `resource` only when its collection is stale under its freshness policy
     /// (see ``FreshnessPolicy``); returns nil without any request when it is fresh. A stale
-    /// collection joins the request in flight, if any; a request that ends between reading
-    /// the collection and joining makes it read the collection again.
+    /// collection joins the refresh in flight, if any; a request that ends between reading
+    /// the collection and joining makes it read the collection again, and so does a request of
+    /// the collection of another kind in flight (a ``loadMore(_:)``, a reload or a first-page
+    /// reset), once it has ended: an observer's first fetch does not fetch page 1 again after a
+    /// `loadMore` asked for first.
     /// - Throws: what ``refresh(_:)`` throws.
     @discardableResult
     public func refreshIfNeeded(_ resource: Resource) async throws(FetchError) -> RefreshSummary? {
