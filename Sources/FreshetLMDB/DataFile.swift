@@ -273,7 +273,7 @@ package final class DataFile {
 
     /// The largest file whose pages ``check()`` reads with one `pread` (16 MiB): a store's
     /// open checks every page, and a system call per page was most of the check's cost
-    /// (docs/performance.md, round 5). Larger files are read page by page.
+    /// (docs/performance.md, round 6). Larger files are read page by page.
     static let windowLimit = 16 << 20
 
     /// Pages `0 ..< pages` read in one go, or nil when they are more than ``windowLimit``

@@ -2,7 +2,7 @@
 ///
 /// No reference-counted fields: `KeyedDecodingContainer`'s box copies its container out of a
 /// class property on every `decode(_:forKey:)`, and a retain and release of the decoder and
-/// of a key array per decoded member was 5–6% of a W3 profile (docs/performance.md, round 5).
+/// of a key array per decoded member was 5–6% of a W3 profile (docs/performance.md, round 6).
 /// The decoder is therefore held `unowned(unsafe)`: a container lives inside the
 /// `init(from:)` it was made for, while its decoder is kept alive by the decode call that
 /// runs that `init(from:)`; a container kept and used after that call is a programmer error.
