@@ -63,6 +63,8 @@ extension Tool {
                 o.field("status", string: d.status.description)
                 o.field("stale", bool: d.freshness.isStale)
                 o.field("freshUntil") { $0.time(orNull: d.freshness.freshUntil) }
+                // The page the next refresh of an infinite list resumes at (SyncMark.resumePage).
+                o.field("resumePage") { w in if let k = d.syncMark?.resumePage { w.number(k) } else { w.null() } }
                 o.field("checkpoint") { w in
                     if let checkpoint = d.checkpoint {
                         w.object { c in

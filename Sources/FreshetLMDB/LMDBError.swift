@@ -50,8 +50,10 @@ package struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The one place every liblmdb return code goes through.
+/// The one place every liblmdb return code goes through. The function's name is built only
+/// when the call failed: an interpolated name (`"mdb_put(\(db.name))"`) built on every call
+/// was a tenth of the writer's time folding a 1,000-row page (docs/performance.md).
 @inline(__always)
-func check(_ rc: Int32, _ function: String) throws(LMDBError) {
-    if rc != 0 { throw LMDBError(code: rc, function: function) }
+func check(_ rc: Int32, _ function: @autoclosure () -> String) throws(LMDBError) {
+    if rc != 0 { throw LMDBError(code: rc, function: function()) }
 }

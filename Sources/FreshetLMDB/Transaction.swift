@@ -49,16 +49,27 @@ package struct Transaction: ~Copyable {
     ///     makes sequential inserts cheap; a smaller key fails with ``LMDBError/keyExists``.
     ///   - noOverwrite: use `MDB_NOOVERWRITE`: fail with ``LMDBError/keyExists`` when the key exists.
     package func put(_ db: Database, key: [UInt8], value: [UInt8], append: Bool = false, noOverwrite: Bool = false) throws(LMDBError) {
+        // Array.withUnsafeBytes rethrows untyped: carry the typed error out as a Result.
+        let outcome: Result<Void, LMDBError> = value.withUnsafeBytes { bytes in
+            do throws(LMDBError) {
+                return .success(try put(db, key: key, bytes: bytes, append: append, noOverwrite: noOverwrite))
+            } catch {
+                return .failure(error)
+            }
+        }
+        try outcome.get()
+    }
+
+    /// ``put(_:key:value:append:noOverwrite:)`` with the value's bytes lent (LMDB copies them).
+    package func put(_ db: Database, key: [UInt8], bytes value: UnsafeRawBufferPointer, append: Bool = false, noOverwrite: Bool = false) throws(LMDBError) {
         precondition(!isReadOnly, "put in a read-only transaction")
         var flags: UInt32 = 0
         if append { flags |= UInt32(MDB_APPEND) }
         if noOverwrite { flags |= UInt32(MDB_NOOVERWRITE) }
         let rc = key.withUnsafeBytes { keyBytes in
-            value.withUnsafeBytes { valueBytes in
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-                return mdb_put(handle, db.dbi, &k, &v, flags)
-            }
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            return mdb_put(handle, db.dbi, &k, &v, flags)
         }
         try check(rc, "mdb_put(\(db.name))")
     }

@@ -37,7 +37,7 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     /// `isFetchingNextPage`). Not set by a call that finds the list at its end.
     public private(set) var isLoadingMore = false
     /// Why the last ``loadMore()`` failed (a ``Freshet/FetchError``: offline, `pagingLoop`,
-    /// `crossOrigin`, `duplicateRowIDs` …); nil after a call that loaded a page or found the end.
+    /// `tooManyPages`, `crossOrigin`, `duplicateRowIDs` …); nil after a call that loaded a page or found the end.
     /// The loaded pages are kept either way.
     public private(set) var loadMoreError: FetchError?
 
@@ -89,17 +89,14 @@ public final class InfiniteQueryModel<Value: Decodable & Sendable> {
     ///
     /// - Returns: ``Freshet/LoadMoreResult/loaded(_:)`` with the page's summary;
     ///   ``Freshet/LoadMoreResult/endReached`` without any request when the last loaded page
-    ///   names no next one, or the declaration has one page (paging `.none`) and it shows (the
-    ///   state shown does not change); or the ``Freshet/FetchError`` of
+    ///   names no next one, or the declaration has one page (paging `.none`) and it has been
+    ///   fetched (the state shown does not change); or the ``Freshet/FetchError`` of
     ///   ``Freshet/Store/loadMore(_:)`` (also in ``loadMoreError``; the loaded pages stay).
     @discardableResult
     public func loadMore() async -> Result<LoadMoreResult, FetchError> {
         if let running = loadingMore { return await running.value }
         let store = self.store
         let resource = definition.resource
-        // A one-page declaration has no next page once its page shows (the store's loadMore
-        // would fetch an unpaged resource again, as a refresh).
-        if resource.paging == .none || resource.rows == .document, state.data != .empty { return .success(.endReached) }
         let running = detachedFetch { () async throws(FetchError) in try await store.loadMore(resource) }
         loadingMore = running
         // A list shown at its end asks the store, which answers endReached without a request:

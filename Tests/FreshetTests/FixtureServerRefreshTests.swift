@@ -183,17 +183,20 @@ struct FixtureServerRefreshTests {
         }
     }
 
-    @Test("a refresh that needs more pages than maxPages keeps maxPages pages and stops with pagingLoop")
+    @Test("a refresh that needs more pages than maxPages keeps maxPages pages and stops with tooManyPages")
     func maxPages() async throws {
         try await withServerAndStore(configure: { $0.maxPages = 3 }) { server, store in
             let error = await #expect(throws: FetchError.self) { try await store.refresh(pokemonList) }
-            #expect(error?.code == .pagingLoop)
+            #expect(error?.code == .tooManyPages)
+            #expect(error?.message.hasPrefix("paging of pokemon stopped at Configuration.maxPages (3) pages: page 4 (http://127.0.0.1:") == true)
+            #expect(error?.message.hasSuffix("/api/v2/pokemon/?offset=60&limit=20) is not fetched") == true)
             #expect(error?.lsn == 4)
             #expect(try await server.requests().map(\.path) == Array(pokemonListTargets.prefix(3)))
             let records = try store.allRecords()
             #expect(records.map(\.kind) == [.fetched, .fetched, .fetched, .fetchFailed])
             guard case .fetchFailed(let failed) = records.last?.event else { return }
-            #expect(failed.reason == "pagingLoop")
+            #expect(failed.reason == "tooManyPages")
+            #expect(failed.page == 2)
             #expect(try store.ids("pokemon") == (1...60).map(String.init))
         }
     }

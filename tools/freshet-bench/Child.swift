@@ -51,8 +51,10 @@ struct Sizes: Sendable {
     var smoke: Bool
     /// Writes per task in W1 (the issue: 50).
     var w1Writes: Int { smoke ? 10 : 50 }
-    var w2Iterations: Int { smoke ? 2 : Self.repeat * 10 }
-    var w2bIterations: Int { smoke ? 1 : Self.repeat * 3 }
+    /// W2's and W2b's timed iterations per child, each on a fresh store after one untimed
+    /// warm-up (enough that a child's median repeats within a few percent; docs/performance.md).
+    var w2Iterations: Int { smoke ? 2 : Self.repeat * 60 }
+    var w2bIterations: Int { smoke ? 1 : Self.repeat * 12 }
     /// `FRESHET_BENCH_W4_TRACE=1`: W4 prints one line per commit to standard error (``LatencyProbe/trace(engine:commit:)``).
     static let traceW4 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W4_TRACE"] != nil
     /// `FRESHET_BENCH_REPEAT=N` multiplies W2's and W2b's iterations and W3's rounds, so a
@@ -64,5 +66,8 @@ struct Sizes: Sendable {
     func w4Commits(observers: Int) -> Int { smoke ? 5 : (observers >= 1000 ? 50 : 200) }
     var w5Records: Int { smoke ? 10_000 : 1_000_000 }
     var w7Collections: Int { smoke ? 500 : 5000 }
-    var w7Writes: Int { smoke ? 20 : 300 }
+    /// Writes per store per child (each store alternately first): with 300 the ratio of two
+    /// medians of about 25 µs moved 1.05–1.11 between runs of one binary; with 1,000,
+    /// 1.04–1.05 in three W7-only runs and 1.08 in a full run (docs/performance.md, round 5).
+    var w7Writes: Int { smoke ? 20 : 1000 }
 }

@@ -30,6 +30,41 @@ enum Measure {
         #endif
     }
 
+    /// CPU time of the whole process (every thread, user and system), `CLOCK_PROCESS_CPUTIME_ID`,
+    /// in milliseconds. Unlike wall time it does not grow when other processes take the cores.
+    static func cpuMs() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+        return Double(t.tv_sec) * 1000 + Double(t.tv_nsec) / 1e6
+    }
+
+    /// Resident memory now and its peak since the last ``resetPeak()``: `VmRSS` and `VmHWM`
+    /// of `/proc/self/status` (Linux, proc(5)); nil where there is no such file.
+    static func resident() -> (now: Int, peak: Int)? {
+        let text: String
+        do {
+            text = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        } catch {
+            return nil // not Linux (or no procfs): the caller falls back to ru_maxrss
+        }
+        func kilobytes(_ field: String) -> Int? {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return nil }
+            return line.split(separator: " ").compactMap { Int($0) }.first
+        }
+        guard let now = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }
+        return (now * 1024, peak * 1024)
+    }
+
+    /// Sets the peak resident size to the current one (writes `5` to `/proc/self/clear_refs`,
+    /// Linux ≥ 4.0, proc(5)), so ``resident()`` then gives the peak of what follows alone.
+    /// Returns false where that is not possible.
+    static func resetPeak() -> Bool {
+        let fd = open("/proc/self/clear_refs", O_WRONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return write(fd, "5", 1) == 1
+    }
+
     /// The bytes of every regular file under `path` (a store directory: `data.mdb`, or the
     /// SQLite database with its `-wal` file).
     static func directoryBytes(_ path: String) -> Int {
@@ -61,6 +96,39 @@ enum Measure {
         let s = values.sorted()
         let rank = Int((p / 100 * Double(s.count)).rounded(.up)) - 1
         return s[min(max(rank, 0), s.count - 1)]
+    }
+}
+
+/// Peak memory of a workload made of iterations: the resident peak during one iteration
+/// minus the resident size just before it, for the iteration that added most (Linux:
+/// ``Measure/resetPeak()`` before each, `VmHWM` after), so memory the allocator keeps from
+/// one iteration to the next is not counted as the fold's. Elsewhere: the process's peak
+/// (`ru_maxrss`) over all iterations, from before the first.
+struct IterationPeaks {
+    private(set) var before: Int
+    private(set) var peak: Int
+    private var measured = false
+    private var start: Int?
+
+    init() {
+        before = Measure.peakRSS()
+        peak = before
+    }
+
+    /// Call just before an iteration's timed part.
+    mutating func begin() {
+        start = Measure.resetPeak() ? Measure.resident()?.now : nil
+    }
+
+    /// Call just after it.
+    mutating func end() {
+        guard let start, let r = Measure.resident() else {
+            peak = max(peak, Measure.peakRSS())
+            return
+        }
+        if !measured || r.peak - start > peak - before {
+            (before, peak, measured) = (start, r.peak, true)
+        }
     }
 }
 

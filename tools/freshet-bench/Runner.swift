@@ -39,10 +39,12 @@ struct Case: Sendable {
             Case(id: "W1/64-relaxed", group: "W1", outputs: [Output(key: "value", label: "W1/64 relaxed", json: nil, unit: "writes/s", higherIsBetter: true)]),
             Case(id: "W2", group: "W2", outputs: [
                 Output(key: "value", label: "W2", json: "W2", unit: "ms", higherIsBetter: false),
+                Output(key: "cpu", label: "W2 CPU time", json: nil, unit: "ms", higherIsBetter: false),
                 Output(key: "append", label: "W2 rows pre-extracted", json: nil, unit: "ms", higherIsBetter: false, only: [.freshet]),
             ]),
             Case(id: "W2b", group: "W2b", outputs: [
                 Output(key: "value", label: "W2b", json: "W2b", unit: "MB/s", higherIsBetter: true),
+                Output(key: "cpu", label: "W2b per CPU second", json: nil, unit: "MB/s", higherIsBetter: true),
                 Output(key: "append", label: "W2b rows pre-extracted", json: nil, unit: "MB/s", higherIsBetter: true, only: [.freshet]),
             ]),
             Case(id: "W3", group: "W3", prepare: Engine.allCases, outputs: [Output(key: "value", label: "W3", json: "W3", unit: "ms", higherIsBetter: false)]),

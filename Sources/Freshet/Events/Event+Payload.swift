@@ -56,6 +56,7 @@ extension Event {
             w.field(5, uint: UInt64(clamping: f.attempt))
             w.field(6, int: f.durationMicros)
             if let p = f.readPolicy { w.field(7) { p.encode(into: &$0) } }
+            if let page = f.page { w.field(8, uint: UInt64(clamping: page)) }
         case .changed(let c), .localWrite(let c):
             for op in c.ops {
                 w.field(1) { m in
@@ -165,6 +166,7 @@ extension Event {
                 case 5: f.attempt = Int(clamping: try v.uint())
                 case 6: f.durationMicros = try v.int()
                 case 7: f.readPolicy = try ReadPolicy.decodeField(v.message)
+                case 8: f.page = try pageIndex(v.uint())
                 default: break
                 }
             }

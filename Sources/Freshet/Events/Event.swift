@@ -112,6 +112,10 @@ extension Event {
     public struct FetchFailed: Sendable, Hashable {
         /// The URL that was requested.
         public var url: String
+        /// The page of a paged collection that was requested (0-based, the index of its
+        /// ``SyncMark/pages`` entry), or that named the refused next page (`crossOrigin`,
+        /// `pagingLoop`, `tooManyPages`); nil for unpaged collections and older logs.
+        public var page: Int?
         /// What went wrong, such as `httpStatus`, `timedOut`, `cannotConnect`, `malformedBody`
         /// (the raw value of ``FetchError/Code``).
         public var reason: String
@@ -126,9 +130,10 @@ extension Event {
         /// See ``Fetched/readPolicy``.
         public var readPolicy: ReadPolicy?
 
-        public init(url: String, reason: String, status: Int? = nil, message: String, attempt: Int = 1, durationMicros: Int64? = nil,
+        public init(url: String, page: Int? = nil, reason: String, status: Int? = nil, message: String, attempt: Int = 1, durationMicros: Int64? = nil,
                     readPolicy: ReadPolicy? = nil) {
             self.url = url
+            self.page = page
             self.reason = reason
             self.status = status
             self.message = message

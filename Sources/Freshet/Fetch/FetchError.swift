@@ -22,9 +22,14 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The body is not JSON of the expected shape, or not JSON at all.
         public static let malformedBody = Code(rawValue: "malformedBody")
         /// Paging did not end: a `next` URL names the page itself or an earlier page (within one
-        /// refresh, or among the pages an infinite list has loaded), or more than
-        /// ``Configuration/maxPages`` pages. Paging stops; the pages before are kept.
+        /// refresh, or among the pages an infinite list has loaded), however it is spelled
+        /// (compared as ``ComparableURL``: query order, default port, percent-encoding case, a
+        /// trailing `?`). Nothing is sent to it; paging stops and the pages before are kept.
         public static let pagingLoop = Code(rawValue: "pagingLoop")
+        /// The collection already has ``Configuration/maxPages`` pages (one refresh walked
+        /// that many, or an infinite list holds that many) and a page names one more: nothing
+        /// is sent for it; paging stops and the pages so far are kept. Not retried.
+        public static let tooManyPages = Code(rawValue: "tooManyPages")
         /// A page of a paged resource holds the same row ID twice: the page is not folded and
         /// paging stops there (the pages before it are kept). Not retried.
         public static let duplicateRowIDs = Code(rawValue: "duplicateRowIDs")
@@ -82,6 +87,7 @@ public struct FetchError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let cancelled = Code.cancelled
     public static let malformedBody = Code.malformedBody
     public static let pagingLoop = Code.pagingLoop
+    public static let tooManyPages = Code.tooManyPages
     public static let invalidURL = Code.invalidURL
     public static let duplicateRowIDs = Code.duplicateRowIDs
     public static let emptyPage = Code.emptyPage

@@ -22,9 +22,9 @@ struct PageWalk: Equatable {
     /// The last page fetched is folded as the collection's last page even when it names a
     /// next one, dropping the rows of any page after it (``RefreshMode/firstPage``).
     var dropsLaterPages = false
-    /// The stored (redacted) URLs of the held pages before ``first``: a next page naming one
-    /// of them is a loop.
-    var earlier: Set<String> = []
+    /// The stored (redacted) URLs of the held pages before ``first``, in their comparable
+    /// form, with each page's index: a next page naming one of them is a loop.
+    var earlier: [ComparableURL: Int] = [:]
 
     static func refreshing(_ resource: Resource, start: URL, mode: RefreshMode, stored: SyncMark?, redaction: URLRedaction) -> PageWalk {
         guard resource.loadsPagesOnDemand else { return PageWalk(first: 0, url: start, last: nil) }
@@ -33,7 +33,7 @@ struct PageWalk: Equatable {
             return PageWalk(first: 0, url: start, last: 0, dropsLaterPages: mode == .firstPage)
         }
         if let k = stored?.resumePage, k > 0, k < held.count, let url = usable(held[k].url, redaction) {
-            return PageWalk(first: k, url: url, last: held.count - 1, earlier: Set(held[..<k].map(\.url)))
+            return PageWalk(first: k, url: url, last: held.count - 1, earlier: comparable(held[..<k]))
         }
         return PageWalk(first: 0, url: start, last: held.count - 1)
     }
@@ -48,7 +48,13 @@ struct PageWalk: Equatable {
             // validators (see `Store.validators`), so each is fetched whole.
             return PageWalk(first: 0, url: start, last: held.count)
         }
-        return PageWalk(first: held.count, url: url, last: held.count, earlier: Set(held.map(\.url)))
+        return PageWalk(first: held.count, url: url, last: held.count, earlier: comparable(held[...]))
+    }
+
+    /// Each page's stored URL, compared as ``ComparableURL``, with its index; the first of
+    /// two pages stored with one URL keeps it.
+    private static func comparable(_ pages: ArraySlice<SyncMark.PageMark>) -> [ComparableURL: Int] {
+        Dictionary(pages.enumerated().map { (ComparableURL($0.element.url), $0.offset) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A stored URL that can be sent: not redacted, and absolute.

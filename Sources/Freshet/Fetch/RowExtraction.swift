@@ -22,7 +22,7 @@ enum RowExtraction {
         let outcome: Swift.Result<Result, Failure> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             do throws(Failure) {
-                return .success(try extract(bytes, count: body.count, prefix: body.prefix(40), for: resource))
+                return .success(try extract(bytes, count: body.count, prefix: body.prefix(40), whole: body.startIndex == 0 ? body : nil, for: resource))
             } catch {
                 return .failure(error)
             }
@@ -30,7 +30,9 @@ enum RowExtraction {
         return try outcome.get()
     }
 
-    private static func extract(_ bytes: UnsafeBufferPointer<UInt8>, count: Int, prefix: Data, for resource: Resource) throws(Failure) -> Result {
+    /// `whole`: the body itself, when a row that is all of it (a canonical document) may share
+    /// its storage instead of copying it (its indices start at 0, as a row's do).
+    private static func extract(_ bytes: UnsafeBufferPointer<UInt8>, count: Int, prefix: Data, whole: Data?, for resource: Resource) throws(Failure) -> Result {
         let tape: JSONTape
         do {
             tape = try JSONTape(parsing: bytes)
@@ -82,7 +84,11 @@ enum RowExtraction {
             let node = tape[element]
             if node.flag {
                 // Already in canonical form (the parser checked): the row is the server's bytes.
-                rows.append(Row(id: id, json: Data(UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]))))
+                if let whole, node.start == 0, Int(node.end) == count {
+                    rows.append(Row(id: id, json: whole))
+                } else {
+                    rows.append(Row(id: id, json: Data(UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]))))
+                }
                 continue
             }
             writer.bytes.removeAll(keepingCapacity: true)

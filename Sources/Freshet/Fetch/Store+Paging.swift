@@ -20,17 +20,24 @@ extension Store {
     /// the new page (the position the server gave last wins; docs/queries.md, "Paging").
     ///
     /// - Returns: ``LoadMoreResult/endReached`` without any request when the server said
-    ///   there is no next page (``QueryState/hasMore`` is false); otherwise what was fetched.
+    ///   there is no next page (``QueryState/hasMore`` is false), or when a resource of one
+    ///   page (paging `.none`, or a document) has been fetched; otherwise what was fetched.
     /// - Throws: what ``Store/refresh(_:)`` throws, without appending the page: `crossOrigin`
     ///   when the next URL is on another origin (nothing is sent to it), `pagingLoop` when it
-    ///   names a page already loaded, `duplicateRowIDs` and `emptyPage` for a page that breaks
+    ///   names a page already loaded (however it is spelled: ``ComparableURL``),
+    ///   `tooManyPages` when the list already holds ``Configuration/maxPages`` pages, `duplicateRowIDs` and `emptyPage` for a page that breaks
     ///   paging, `malformedBody` for a cursor of the wrong type. The loaded pages are kept.
     @discardableResult
     public func loadMore(_ resource: Resource) async throws(FetchError) -> LoadMoreResult {
         let (url, key) = try prepareRefresh(resource)
         do {
-            // Known at once: the last loaded page names no next one.
-            if let mark = try syncMark(resource.collection), let last = mark.pages.last, last.next == nil { return .endReached }
+            if let mark = try syncMark(resource.collection) {
+                // Known at once: the last loaded page names no next one.
+                if let last = mark.pages.last, last.next == nil { return .endReached }
+                // A resource of one page (paging `.none`, or a document) has no next page once
+                // it has been fetched: loading more must not fetch it again as a refresh.
+                if resource.paging == .none || resource.rows == .document, mark.fetchedAt != nil { return .endReached }
+            }
         } catch {
             throw FetchError(.storage, error.message, url: logged(url))
         }

@@ -270,25 +270,35 @@ extension Store {
         let unconditional = mode == .reload || mode == .firstPage
         var url = walk.url
         var page = walk.first
-        var seen: Set<String> = [url.absoluteString] // in memory only: the real URLs
+        // The pages this walk fetched, by their real URLs (in memory only), each spelling of
+        // one URL as one (ComparableURL): a next link back to one of them is a loop.
+        var seen: [ComparableURL: Int] = [ComparableURL(url): page]
+        func repeatedPage(_ candidate: URL) -> Int? {
+            seen[ComparableURL(candidate)] ?? walk.earlier[ComparableURL(logged(candidate))]
+        }
         if page > 0 {
             // A stored next page (loadMore, or a resumed revalidation): the same rules as a
             // next link followed within one walk.
             let previous = stored.flatMap { page - 1 < $0.pages.count ? $0.pages[page - 1].url : nil } ?? logged(start)
+            let named = URL(string: previous) ?? start
             if let refusal = pagingRefusal(next: url, home: start) {
                 throw await fail(collection, .crossOrigin, "paging of \(collection) stopped after page \(page): \(refusal)",
-                                 status: nil, url: URL(string: previous) ?? start, attempt: 1, duration: nil, ending: fetch)
+                                 status: nil, url: named, page: page - 1, attempt: 1, duration: nil, ending: fetch)
             }
-            if walk.earlier.contains(logged(url)) || page >= configuration.maxPages {
-                throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(logged(url)), which it already holds",
-                                 status: nil, url: URL(string: previous) ?? start, attempt: 1, duration: nil, ending: fetch)
+            if let held = walk.earlier[ComparableURL(logged(url))] {
+                throw await fail(collection, .pagingLoop, Self.loopMessage(collection, page: page, url: logged(url), repeats: held),
+                                 status: nil, url: named, page: page - 1, attempt: 1, duration: nil, ending: fetch)
+            }
+            if page >= configuration.maxPages {
+                throw await fail(collection, .tooManyPages, tooManyPagesMessage(collection, pages: page, next: url),
+                                 status: nil, url: named, page: page - 1, attempt: 1, duration: nil, ending: fetch)
             }
         }
         while true {
             let validators = unconditional ? (etag: nil, lastModified: nil)
                 : Self.validators(for: url, page: paged ? page : nil, in: stored, redaction: urlRedaction)
             let basis = lastLSN
-            let outcome = try await exchangeWithRetries(resource, url: url, validators: validators, fetch: fetch)
+            let outcome = try await exchangeWithRetries(resource, url: url, page: paged ? page : nil, validators: validators, fetch: fetch)
             var next: URL?
             let final: Bool
             switch outcome {
@@ -309,7 +319,7 @@ extension Store {
                         // would fold this page as the end and drop the stored later pages.
                         guard let resolved = URL(string: text, relativeTo: response.url)?.absoluteURL, resolved.host != nil else {
                             throw await fail(collection, .malformedBody, "paging of \(collection) stopped at page \(page + 1): its next link (\(text.utf8.count) bytes) is not a URL",
-                                             status: response.status, url: url, attempt: 1, duration: nil, ending: fetch)
+                                             status: response.status, url: url, page: paged ? page : nil, attempt: 1, duration: nil, ending: fetch)
                         }
                         next = resolved
                     }
@@ -318,7 +328,7 @@ extension Store {
                     if let cursor = extracted.next {
                         guard let built = Self.url(start, setting: parameter, to: cursor) else {
                             throw await fail(collection, .malformedBody, "paging of \(collection) stopped at page \(page + 1): its cursor \(field.debugDescription) does not make a URL",
-                                             status: response.status, url: url, attempt: 1, duration: nil, ending: fetch)
+                                             status: response.status, url: url, page: paged ? page : nil, attempt: 1, duration: nil, ending: fetch)
                         }
                         next = built
                     }
@@ -326,7 +336,7 @@ extension Store {
                 if !paged { next = nil }
                 if paged, let refusal = Self.pageRefusal(extracted.rows, next: next) {
                     throw await fail(collection, refusal.code, "paging of \(collection) stopped at page \(page + 1) (\(logged(url))): \(refusal.message)",
-                                     status: response.status, url: url, attempt: 1, duration: nil, ending: fetch)
+                                     status: response.status, url: url, page: paged ? page : nil, attempt: 1, duration: nil, ending: fetch)
                 }
                 final = next == nil || page == walk.last
                 let noStore = policy == .http && CacheControl(headers: response.headers).noStore
@@ -353,17 +363,33 @@ extension Store {
             guard !final, let candidate = next else { break }
             if let refusal = pagingRefusal(next: candidate, home: start) {
                 throw await fail(collection, .crossOrigin, "paging of \(collection) stopped after page \(page + 1): \(refusal)",
-                                 status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
+                                 status: nil, url: url, page: paged ? page : nil, attempt: 1, duration: nil, ending: fetch)
             }
-            if seen.contains(candidate.absoluteString) || walk.earlier.contains(logged(candidate)) || page + 1 >= configuration.maxPages {
-                throw await fail(collection, .pagingLoop, "paging of \(collection) does not end: page \(page + 1) would be \(logged(candidate))",
-                                 status: nil, url: url, attempt: 1, duration: nil, ending: fetch)
+            if let repeated = repeatedPage(candidate) {
+                throw await fail(collection, .pagingLoop, Self.loopMessage(collection, page: page + 1, url: logged(candidate), repeats: repeated),
+                                 status: nil, url: url, page: paged ? page : nil, attempt: 1, duration: nil, ending: fetch)
             }
-            seen.insert(candidate.absoluteString)
+            if page + 1 >= configuration.maxPages {
+                throw await fail(collection, .tooManyPages, tooManyPagesMessage(collection, pages: page + 1, next: candidate),
+                                 status: nil, url: url, page: paged ? page : nil, attempt: 1, duration: nil, ending: fetch)
+            }
+            seen[ComparableURL(candidate)] = page + 1
             page += 1
             url = candidate
         }
         return summary
+    }
+
+    /// `pagingLoop`'s message: page `page` (0-based) would be `url`, which is page `repeats`
+    /// (0-based) spelled the same or another way (see ``ComparableURL``).
+    static func loopMessage(_ collection: String, page: Int, url: String, repeats: Int) -> String {
+        "paging of \(collection) does not end: page \(page + 1) would be \(url), the same page as page \(repeats + 1)"
+    }
+
+    /// `tooManyPages`' message: the collection has `pages` pages and the next, `next`, would
+    /// be one more than ``Configuration/maxPages``.
+    func tooManyPagesMessage(_ collection: String, pages: Int, next: URL) -> String {
+        "paging of \(collection) stopped at Configuration.maxPages (\(configuration.maxPages)) pages: page \(pages + 1) (\(logged(next))) is not fetched"
     }
 
     /// Why a fetched page of a paged resource must not be folded, or nil: it holds an ID
@@ -440,7 +466,7 @@ extension Store {
 
     /// Sends the GET, retrying per ``Configuration/retry``; every failed attempt is appended
     /// as `fetchFailed` with its attempt number.
-    private func exchangeWithRetries(_ resource: Resource, url: URL, validators: (etag: String?, lastModified: String?), fetch: FetchInFlight) async throws(FetchError) -> Outcome {
+    private func exchangeWithRetries(_ resource: Resource, url: URL, page: Int?, validators: (etag: String?, lastModified: String?), fetch: FetchInFlight) async throws(FetchError) -> Outcome {
         let policy = configuration.retry
         var attempt = 1
         while true {
@@ -470,7 +496,7 @@ extension Store {
                 }
             }
             // The last failure ends the fetch in the same emission that shows it.
-            let error = await fail(resource.collection, failure.code, message, status: failure.status, url: url, attempt: attempt, duration: failure.duration,
+            let error = await fail(resource.collection, failure.code, message, status: failure.status, url: url, page: page, attempt: attempt, duration: failure.duration,
                                    ending: delay == nil ? fetch : nil)
             guard let delay else { throw error }
             do {
@@ -563,10 +589,11 @@ extension Store {
         }
     }
 
-    /// Appends `fetchFailed` and returns the error to throw.
-    private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, attempt: Int, duration: Duration?,
+    /// Appends `fetchFailed` and returns the error to throw. `page`: the index of the page at
+    /// `url` in a paged collection (nil for unpaged ones).
+    private func fail(_ collection: String, _ code: FetchError.Code, _ message: String, status: Int?, url: URL, page: Int?, attempt: Int, duration: Duration?,
                       ending fetch: FetchInFlight? = nil) async -> FetchError {
-        let event = Event.FetchFailed(url: logged(url), reason: code.rawValue, status: status, message: message, attempt: attempt,
+        let event = Event.FetchFailed(url: logged(url), page: page, reason: code.rawValue, status: status, message: message, attempt: attempt,
                                       durationMicros: duration.map { Int64($0.timeInterval * 1_000_000) },
                                       readPolicy: ReadPolicy(freshness: freshnessPolicy(for: collection), retry: configuration.retry))
         do {

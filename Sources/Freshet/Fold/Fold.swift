@@ -149,16 +149,19 @@ enum Fold {
     /// order). A row whose ID is elsewhere in the collection moves here (the newest page wins),
     /// so no ID is ever held twice. Returns whether anything changed; identical rows write nothing.
     private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
-        // Each row is encoded once: for the comparison and, when something changed, for the put.
-        let wanted = rows.enumerated().map { (position: Keys.position(page: page, index: $0.offset), value: MaterializedState.encodeRow($0.element)) }
+        // Each row is encoded once, into one buffer: for the comparison and, when something
+        // changed, for the put.
+        let wanted = EncodedRows(rows, page: page)
         if try state.range(from: lower, to: upper, prefix: prefix, holds: wanted, in: txn) {
             return false
         }
         try state.removePositions(from: lower, to: upper, prefix: prefix, in: txn)
-        for (row, encoded) in zip(rows, wanted) {
+        for (i, row) in rows.enumerated() {
             // An ID held elsewhere in the collection (another page, or earlier in this one)
             // moves here.
-            try state.move(encoded: encoded.value, id: row.id, to: encoded.position, prefix: prefix, in: txn)
+            try wanted.withRow(i) { encoded in
+                try state.move(encoded: encoded, id: row.id, to: wanted.positions[i], prefix: prefix, in: txn)
+            }
         }
         return true
     }

@@ -50,6 +50,7 @@ extension LogRecord {
                 if let d = f.durationMicros { o.field("durationMicros", number: d) }
                 kindAndLSN(&o)
                 o.field("message", string: f.message)
+                if let page = f.page { o.field("page", number: page) }
                 o.field("reason", string: f.reason)
                 if let s = f.status { o.field("status", number: s) }
                 summaryAndTime(&o)

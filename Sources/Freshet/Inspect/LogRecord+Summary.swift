@@ -1,8 +1,10 @@
 import Foundation
 
 extension LogRecord {
-    /// One line saying what the event did, for `freshet dump`, such as
-    /// `page 0, 20 rows (1 … 20), next page follows, 200, ETag "9f…", 1.2 ms, 2,048 bytes`.
+    /// One line saying what the event did, for `freshet dump` and `freshet why`, such as
+    /// `page 0 (https://pokeapi.co/api/v2/pokemon?limit=20), 20 rows (1 … 20), next page follows, 200, ETag "9f…", 1.2 ms, 2048 bytes`.
+    /// A `fetched`, `notModified` or `fetchFailed` event of a paged collection names its page
+    /// (0-based, the index of the SyncMark's page entry) and that page's URL first.
     /// Row IDs, reasons, paths and every other string that came from a server or the log are
     /// escaped by ``TerminalEscaping/escaped(_:)``: the summary never holds a control
     /// character or a terminal escape, so it is always one line.
@@ -16,15 +18,17 @@ extension LogRecord {
             var parts: [String] = []
             switch f.placement {
             case .replace: parts.append("replace, \(Self.rows(f.rows))")
-            case .page(let index, let isLast): parts.append("page \(index), \(Self.rows(f.rows)), \(isLast ? "last page" : "next page follows")")
+            case .page(let index, let isLast): parts.append("\(Self.page(index, f.response.url)), \(Self.rows(f.rows)), \(isLast ? "last page" : "next page follows")")
             case .upsert: parts.append("upsert \(Self.rows(f.rows))")
             }
             parts.append(contentsOf: Self.response(f.response))
             return parts.joined(separator: ", ")
         case .notModified(let n):
-            return (["304 Not Modified"] + Self.response(n.response).dropFirst()).joined(separator: ", ")
+            let page = n.page.map { [Self.page($0, n.response.url)] } ?? []
+            return (["304 Not Modified"] + page + Self.response(n.response).dropFirst()).joined(separator: ", ")
         case .fetchFailed(let f):
-            return "attempt \(f.attempt): \(f.reason)\(f.status.map { " \($0)" } ?? "") — \(f.message)"
+            let page = f.page.map { "\(Self.page($0, f.url)), " } ?? ""
+            return "\(page)attempt \(f.attempt): \(f.reason)\(f.status.map { " \($0)" } ?? "") — \(f.message)"
         case .changed(let c), .localWrite(let c):
             let ops = c.ops.map { op in
                 switch op {
@@ -60,6 +64,11 @@ extension LogRecord {
         case .evicted(let e):
             return "evicted after \(Self.seconds(e.unobservedMicros)) unobserved (gcTime \(Self.seconds(e.gcTimeMicros)))"
         }
+    }
+
+    /// `page 2 (https://api.test/p?page=3)`: a page index (from 0) and its URL as stored.
+    static func page(_ index: Int, _ url: String) -> String {
+        url.isEmpty ? "page \(index)" : "page \(index) (\(url))"
     }
 
     /// Microseconds as seconds for a person: `300 s`, `1.5 s`.
@@ -116,6 +125,7 @@ extension LogRecord {
             if let basis = n.basisLSN { o["basisLSN"] = basis.rawValue }
         case .fetchFailed(let f):
             o["url"] = f.url
+            if let page = f.page { o["page"] = page }
             o["reason"] = f.reason
             if let s = f.status { o["status"] = s }
             o["message"] = f.message

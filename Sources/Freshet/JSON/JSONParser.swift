@@ -131,8 +131,10 @@ struct JSONParser {
         let na = nodes[a], nb = nodes[b]
         let la = Int(na.end - na.start), lb = Int(nb.end - nb.start)
         guard let base = bytes.baseAddress else { return false }
-        let c = memcmp(base + Int(na.start), base + Int(nb.start), min(la, lb))
-        return c < 0 || (c == 0 && la < lb)
+        // Keys are short: a byte loop inline is cheaper than a call to memcmp per key.
+        let pa = base + Int(na.start), pb = base + Int(nb.start)
+        for k in 0..<min(la, lb) where pa[k] != pb[k] { return pa[k] < pb[k] }
+        return la < lb
     }
 
     mutating func parseArray(depth: Int) throws(JSONError) {
@@ -163,14 +165,20 @@ struct JSONParser {
         let n = bytes.count
         while true {
             // Eight bytes at a time while none is a quote, a backslash, a control character
-            // or non-ASCII (the usual case: plain text and URLs).
+            // or non-ASCII (the usual case: plain text and URLs). A word that holds one skips
+            // straight to the first such byte: the lowest flagged byte is exact (a borrow
+            // only carries upwards from a byte that is itself special), the ones above it
+            // may not be. Words are loaded little-endian, so the first byte is the lowest.
             if let base = bytes.baseAddress {
                 while i + 8 <= n {
-                    let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                    let w = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
                     let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
                     let quote = w ^ (ones &* 0x22), backslash = w ^ (ones &* 0x5C)
-                    let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((w &- ones &* 0x20) & ~w) | w
-                    if special & highs != 0 { break }
+                    let special = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((w &- ones &* 0x20) & ~w) | w) & highs
+                    if special != 0 {
+                        i += special.trailingZeroBitCount >> 3
+                        break
+                    }
                     i += 8
                 }
             }

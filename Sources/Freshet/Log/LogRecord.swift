@@ -126,7 +126,7 @@ public struct LogRecord: Sendable, Hashable {
             }
             let micros = Int64(bitPattern: try r.u64("timestamp"))
             let nameLength = Int(try r.u16("collection length"))
-            guard let collection = String(validating: try r.bytes(nameLength, "collection"), as: UTF8.self) else {
+            guard let collection = try r.bytes(nameLength, "collection").withUnsafeBytes({ String.validatingUTF8($0) }) else {
                 throw StoreError(.corruptRecord, "\(at) has a collection name that is not UTF-8", lsn: lsn)
             }
             let payloadLength = Int(try r.u32("payload length"))

@@ -21,6 +21,9 @@ protocol FoldTables: ~Copyable {
     /// - Throws: ``LMDBError/keyExists`` for an existing key with `noOverwrite` or a key that
     ///   does not sort last with `append` (LMDB's `mdb_put` documentation); storage errors.
     func put(_ db: Database, key: [UInt8], value: [UInt8], append: Bool, noOverwrite: Bool) throws(LMDBError)
+    /// The same with the value's bytes lent for the call (copied by the table), so a value
+    /// sliced from a larger buffer needs no array of its own.
+    func put(_ db: Database, key: [UInt8], bytes: UnsafeRawBufferPointer, append: Bool, noOverwrite: Bool) throws(LMDBError)
     /// Deletes `key`; returns whether it was there.
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool

@@ -97,6 +97,10 @@ final class MemoryTables: FoldTables {
         if journaling { journal.append((t, key, old)) }
     }
 
+    func put(_ db: Database, key: [UInt8], bytes: UnsafeRawBufferPointer, append: Bool, noOverwrite: Bool) throws(LMDBError) {
+        try put(db, key: key, value: Array(bytes), append: append, noOverwrite: noOverwrite)
+    }
+
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
         let t = table(db)

@@ -4,38 +4,41 @@ import Foundation
 /// default (`memcmp` over the shorter length, then the shorter key first): one table of
 /// ``MemoryTables``.
 ///
-/// Values live in a hash map by key, so a lookup or the replacement of an existing key (most
-/// of what the fold does: an upsert of a row the collection holds) costs one hash, not a
-/// search. The keys are also kept in order for walks, in leaves of at most ``leafCapacity``
-/// sorted keys (a B-tree of two levels): only inserting or removing a key searches them, and
-/// an insert moves at most one leaf's keys, so a table of millions of rows grows cheaply in
-/// any order.
+/// Entries live in two arrays (keys, values) at a stable index; a hash index over them
+/// (``ByteHashIndex``: open addressing, each slot holding part of the key's hash) finds a key
+/// with one probe of a flat array and one key comparison, so a lookup or the replacement of
+/// an existing key (most of what the fold does: an upsert of a row the collection holds)
+/// costs one hash of the key's bytes, not a search. The entries are also kept in order for
+/// walks, in leaves of at most ``leafCapacity`` keys (a B-tree of two levels): only
+/// inserting or removing a key searches them, and an insert moves at most one leaf's
+/// entries, so a table of millions of rows grows cheaply in any order.
+///
+/// Before issue 8's W5 round the values were a `Dictionary` keyed by the key's array: a
+/// SipHash per lookup, and each probe of a wrong bucket compared against another key's heap
+/// buffer (a cache miss); that was 19% of a 1,000,000-record `replay` (docs/performance.md, W5).
 struct OrderedTable {
     static let leafCapacity = 256
 
-    /// A key hashed and compared by its bytes in one block.
-    struct Key: Hashable {
-        var bytes: [UInt8]
+    /// Entry `i`'s key and value; a removed entry's index is in `free` (and its arrays empty).
+    private var keys: [[UInt8]] = []
+    private var values: [[UInt8]] = []
+    private var free: [Int32] = []
+    private var index = ByteHashIndex()
+    /// The entry last found by ``value(_:)``: the fold reads a row and then replaces it, and
+    /// the replacement then needs no second hash lookup. Cleared when an entry is removed.
+    private var lastFound: Int32?
+    /// Non-empty leaves of entries in key order; every key of a leaf sorts before every key of
+    /// the next. Each holds its key (not only the entry index), so a search through the
+    /// leaves reads each key it compares with one pointer, not two.
+    private var leaves: [[Leaf]] = []
 
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-
-        static func == (a: Key, b: Key) -> Bool {
-            a.bytes.count == b.bytes.count && OrderedTable.compare(a.bytes, b.bytes) == 0
-        }
+    private struct Leaf {
+        let key: [UInt8]
+        let entry: Int32
     }
 
-    private var values: [Key: [UInt8]] = [:]
-    /// The key last found by ``value(_:)`` and where: the fold reads a row and then replaces
-    /// it, and the replacement then needs no second hash lookup. Cleared when a key is added
-    /// or removed (which can move entries).
-    private var lastFound: (key: [UInt8], index: Dictionary<Key, [UInt8]>.Index)?
-    /// Non-empty leaves of keys in order; every key of a leaf sorts before every key of the next.
-    private(set) var leaves: [[[UInt8]]] = []
-
     /// The number of entries.
-    var count: Int { values.count }
+    var count: Int { index.count }
 
     /// Compares `a` with `b` as LMDB's default key comparison does: negative, zero or positive.
     @inline(__always)
@@ -53,6 +56,15 @@ struct OrderedTable {
         a.withUnsafeBytes { a in b.withUnsafeBytes { b in compare(a, b) } }
     }
 
+    /// The entry holding `key`, if any.
+    @inline(__always)
+    private func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> Int32? {
+        let keys = self.keys
+        return index.find(hash: hash) { entry in
+            keys[Int(entry)].withUnsafeBytes { $0.count == key.count && Self.compare($0, key) == 0 }
+        }
+    }
+
     /// The index of the leaf that holds `key` or would hold it: the last leaf whose first key
     /// is ≤ `key` (0 when `key` sorts before every leaf).
     private func leafIndex(_ key: UnsafeRawBufferPointer) -> Int {
@@ -61,22 +73,22 @@ struct OrderedTable {
             var high = leaves.count - 1
             while low < high {
                 let mid = (low + high + 1) / 2
-                if leaves[mid][0].withUnsafeBytes({ Self.compare($0, key) }) <= 0 { low = mid } else { high = mid - 1 }
+                if leaves[mid][0].key.withUnsafeBytes({ Self.compare($0, key) }) <= 0 { low = mid } else { high = mid - 1 }
             }
             return low
         }
     }
 
-    /// The first index in `keys` whose key is ≥ `key`, and whether it is equal.
-    private static func lowerBound(_ keys: [[UInt8]], _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
-        keys.withUnsafeBufferPointer { keys in
+    /// The first position in `leaf` whose key is ≥ `key`, and whether it is equal.
+    private func lowerBound(_ leaf: [Leaf], _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        leaf.withUnsafeBufferPointer { leaf in
             var low = 0
-            var high = keys.count
+            var high = leaf.count
             while low < high {
                 let mid = (low + high) / 2
-                if keys[mid].withUnsafeBytes({ compare($0, key) }) < 0 { low = mid + 1 } else { high = mid }
+                if leaf[mid].key.withUnsafeBytes({ Self.compare($0, key) }) < 0 { low = mid + 1 } else { high = mid }
             }
-            return (low, low < keys.count && keys[low].withUnsafeBytes { compare($0, key) } == 0)
+            return (low, low < leaf.count && leaf[low].key.withUnsafeBytes { Self.compare($0, key) } == 0)
         }
     }
 
@@ -86,36 +98,49 @@ struct OrderedTable {
         guard !leaves.isEmpty else { return nil }
         return key.withUnsafeBytes { key in
             let l = leafIndex(key)
-            let (i, found) = Self.lowerBound(leaves[l], key)
+            let (i, found) = lowerBound(leaves[l], key)
             return (l, i, found)
         }
     }
 
     /// The value stored under `key`.
     mutating func value(_ key: [UInt8]) -> [UInt8]? {
-        guard let index = values.index(forKey: Key(bytes: key)) else { return nil }
-        lastFound = (key, index)
-        return values.values[index]
+        let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
+        guard let entry = key.withUnsafeBytes({ find($0, hash: hash) }) else { return nil }
+        lastFound = entry
+        return values[Int(entry)]
     }
 
     /// The last key, if any.
-    var lastKey: [UInt8]? { leaves.last?.last }
+    var lastKey: [UInt8]? { leaves.last?.last?.key }
 
     /// Stores `value` under `key`; returns the value it replaced.
     @discardableResult
     mutating func set(_ key: [UInt8], _ value: [UInt8]) -> [UInt8]? {
-        if let last = lastFound, last.key.count == key.count, Self.compare(last.key, key) == 0 {
-            let old = values.values[last.index]
-            values.values[last.index] = value
-            return old
+        if let last = lastFound, Self.compare(keys[Int(last)], key) == 0 {
+            return replace(Int(last), value)
         }
-        if let old = values.updateValue(value, forKey: Key(bytes: key)) { return old }
-        lastFound = nil
+        let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
+        if let entry = key.withUnsafeBytes({ find($0, hash: hash) }) {
+            return replace(Int(entry), value)
+        }
+        let entry: Int32
+        if let reused = free.popLast() {
+            entry = reused
+            keys[Int(entry)] = key
+            values[Int(entry)] = value
+        } else {
+            precondition(keys.count < Int(Int32.max), "OrderedTable holds at most 2^31 - 1 entries")
+            entry = Int32(keys.count)
+            keys.append(key)
+            values.append(value)
+        }
+        index.insert(entry, hash: hash)
         guard let (l, i, _) = locate(key) else {
-            leaves = [[key]]
+            leaves = [[Leaf(key: key, entry: entry)]]
             return nil
         }
-        leaves[l].insert(key, at: i)
+        leaves[l].insert(Leaf(key: key, entry: entry), at: i)
         if leaves[l].count > Self.leafCapacity {
             let half = leaves[l].count / 2
             let right = Array(leaves[l][half...])
@@ -125,15 +150,28 @@ struct OrderedTable {
         return nil
     }
 
+    @inline(__always)
+    private mutating func replace(_ entry: Int, _ value: [UInt8]) -> [UInt8] {
+        let old = values[entry]
+        values[entry] = value
+        return old
+    }
+
     /// Removes `key`; returns the value it had.
     @discardableResult
     mutating func remove(_ key: [UInt8]) -> [UInt8]? {
-        guard let old = values.removeValue(forKey: Key(bytes: key)) else { return nil }
+        let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
+        guard let entry = key.withUnsafeBytes({ find($0, hash: hash) }) else { return nil }
         lastFound = nil
         if let (l, i, found) = locate(key), found {
             leaves[l].remove(at: i)
             if leaves[l].isEmpty { leaves.remove(at: l) }
         }
+        index.remove(entry, hash: hash)
+        let old = values[Int(entry)]
+        keys[Int(entry)] = []
+        values[Int(entry)] = []
+        free.append(entry)
         return old
     }
 
@@ -155,11 +193,8 @@ struct OrderedTable {
             l = 0
             i = 0
         }
-        func visit(_ key: [UInt8]) throws -> Bool {
-            guard let value = values[Key(bytes: key)] else {
-                preconditionFailure("OrderedTable: an ordered key without a value")
-            }
-            return try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try body(k, v) } }
+        func visit(_ leaf: Leaf) throws -> Bool {
+            try leaf.key.withUnsafeBytes { k in try values[Int(leaf.entry)].withUnsafeBytes { v in try body(k, v) } }
         }
         if reverse {
             while l >= 0 {
@@ -189,9 +224,7 @@ struct OrderedTable {
         var all: [(key: [UInt8], value: [UInt8])] = []
         all.reserveCapacity(count)
         for leaf in leaves {
-            for key in leaf {
-                if let value = values[Key(bytes: key)] { all.append((key, value)) }
-            }
+            for e in leaf { all.append((e.key, values[Int(e.entry)])) }
         }
         return all
     }

@@ -75,19 +75,35 @@ enum Keys {
     /// (`page << 32 | index`) could hold far more.
     static let maxPageIndex = 65_535
 
+    // Each key is built in one allocation of its final size: the fold builds several per
+    // record, and `replay`/`verify` fold a million records (docs/performance.md, W5).
+
     static func collection(_ name: String) -> [UInt8] {
-        let utf8 = Array(name.utf8)
+        let n = name.utf8.count
+        var key: [UInt8] = []
+        key.reserveCapacity(n + 2)
         // Appended names are at most 200 bytes (validate); a longer one can only come from a
         // damaged record read back, and must not trap: the length keeps its low 16 bits.
-        return [UInt8(truncatingIfNeeded: utf8.count >> 8), UInt8(truncatingIfNeeded: utf8.count)] + utf8
+        key.append(UInt8(truncatingIfNeeded: n >> 8))
+        key.append(UInt8(truncatingIfNeeded: n))
+        key.append(contentsOf: name.utf8)
+        return key
     }
 
     static func row(_ prefix: [UInt8], position: UInt64) -> [UInt8] {
-        prefix + withUnsafeBytes(of: position.bigEndian) { Array($0) }
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + 8)
+        key.append(contentsOf: prefix)
+        withUnsafeBytes(of: position.bigEndian) { key.append(contentsOf: $0) }
+        return key
     }
 
     static func index(_ prefix: [UInt8], id: String) -> [UInt8] {
-        prefix + Array(id.utf8)
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + id.utf8.count)
+        key.append(contentsOf: prefix)
+        key.append(contentsOf: id.utf8)
+        return key
     }
 
     static func position(page: Int, index: Int) -> UInt64 {

@@ -10,52 +10,56 @@ import FreshetLMDB
 /// leaves a mark behind. Only the writer's queue touches it, during one commit.
 final class SyncMarkCache: @unchecked Sendable {
     // @unchecked: used by one thread (the writer's queue) for the length of one commit.
-    /// Marks by collection; `.some(nil)` records that the collection has none.
-    private var entries: [String: SyncMark?] = [:]
-    /// Collections whose mark changed and must be written.
-    private var dirty: Set<String> = []
+    /// A collection's mark (nil: it has none) and whether it changed and must be written.
+    /// One dictionary, not a map and a set of changed names: the fold reads and replaces a
+    /// mark per event, and each name hashed costs (docs/performance.md, W5).
+    fileprivate struct Entry {
+        var mark: SyncMark?
+        var dirty: Bool
+    }
+
+    private var entries: [String: Entry] = [:]
 
     /// The cache's contents at one point, to go back to when a nested transaction aborts.
     struct Checkpoint {
-        fileprivate let entries: [String: SyncMark?]
-        fileprivate let dirty: Set<String>
+        fileprivate let entries: [String: Entry]
     }
 
     /// The cached mark: nil when the cache does not know, `.some(nil)` when there is none.
-    func cached(_ collection: String) -> SyncMark?? { entries[collection] }
+    func cached(_ collection: String) -> SyncMark?? { entries[collection].map { $0.mark } }
 
     /// Remembers a mark as read from the database (not to be written).
-    func remember(_ mark: SyncMark?, for collection: String) { entries[collection] = .some(mark) }
+    func remember(_ mark: SyncMark?, for collection: String) { entries[collection] = Entry(mark: mark, dirty: false) }
 
     /// Replaces the mark; it is written by ``flush(into:database:)``.
     func set(_ mark: SyncMark, for collection: String) {
-        entries[collection] = .some(mark)
-        dirty.insert(collection)
+        entries[collection] = Entry(mark: mark, dirty: true)
     }
 
     /// Records that the collection has no mark any more (an eviction); its stored mark is
     /// deleted by ``flush(into:database:)``.
     func remove(_ collection: String) {
-        entries[collection] = .some(nil)
-        dirty.insert(collection)
+        entries[collection] = Entry(mark: nil, dirty: true)
     }
 
-    func checkpoint() -> Checkpoint { Checkpoint(entries: entries, dirty: dirty) }
+    func checkpoint() -> Checkpoint { Checkpoint(entries: entries) }
 
     func restore(_ checkpoint: Checkpoint) {
         entries = checkpoint.entries
-        dirty = checkpoint.dirty
     }
 
-    /// Writes every changed mark, once each (deletes a removed one), and forgets which changed.
+    /// Writes every changed mark, once each and in name order (deletes a removed one), and
+    /// forgets which changed.
     func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database) throws {
-        for collection in dirty.sorted() {
-            switch entries[collection] {
-            case .some(.some(let mark)): try txn.put(database, key: Array(collection.utf8), value: mark.encoded())
-            case .some(.none): _ = try txn.delete(database, key: Array(collection.utf8))
-            case .none: break
+        let changed = entries.compactMap { $0.value.dirty ? $0.key : nil }.sorted()
+        for collection in changed {
+            guard let entry = entries[collection] else { continue }
+            if let mark = entry.mark {
+                try txn.put(database, key: Array(collection.utf8), value: mark.encoded())
+            } else {
+                _ = try txn.delete(database, key: Array(collection.utf8))
             }
+            entries[collection]?.dirty = false
         }
-        dirty = []
     }
 }

@@ -96,7 +96,9 @@ public struct Configuration: Sendable {
     /// origin (that of ``baseURL``) and renews the token once on a 401 from that origin; nil:
     /// none.
     public var authentication: Authentication?
-    /// The most pages one refresh follows before it stops with a `pagingLoop` failure.
+    /// The most pages a paged collection holds: a refresh that walks every page, or a
+    /// `loadMore`, that would fetch one more stops with a `tooManyPages` failure
+    /// (``FetchError/Code/tooManyPages``) and keeps the pages so far.
     public var maxPages: Int = 10_000
     /// Whether the store sends pending mutations (at open, on ``Store/networkDidBecomeReachable()``,
     /// ``Store/didBecomeActive()``, after backoff and when a mutation is proposed). Tools that

@@ -299,6 +299,12 @@ public final class Store: Sendable {
     func readSnapshot(_ collection: String) throws(StoreError) -> Snapshot {
         try checkOpen()
         try Keys.validate(collection: collection)
+        // Read once, before the transaction, and used for both `status` and `query`: a fetch
+        // ends only after its last commit (`appendForRefresh`), so "not fetching" here means
+        // the transaction below sees that commit. Read after it (or twice), a fetch ending in
+        // between gave a snapshot of the last page but one marked idle, or `refreshing` beside
+        // `idle` — an extra emission a 304 revalidation must not produce (docs/queries.md §5).
+        let fetching = refreshes.isFetching(collection)
         let read: (rows: [Row], mark: SyncMark?, pending: [MutationID])
         do {
             read = try env.read { txn in
@@ -311,9 +317,9 @@ public final class Store: Sendable {
         } catch {
             throw StoreError(error, doing: "reading \(collection)")
         }
-        let status = self.status(rows: read.rows, mark: read.mark, collection: collection)
+        let status = self.status(rows: read.rows, mark: read.mark, collection: collection, fetching: fetching)
         let query = QueryState.derive(rows: read.rows, mark: read.mark, policy: freshnessPolicy(for: collection), now: dependencies.now(),
-                                      isFetching: refreshes.isFetching(collection))
+                                      isFetching: fetching)
         let waiting = Dictionary(uniqueKeysWithValues: read.pending.compactMap { id in self.waiting(for: id).map { (id, $0) } })
         return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, query: query, lsn: read.mark?.lastLSN ?? .zero,
                         pendingMutations: read.pending, waitingMutations: waiting)
@@ -330,8 +336,8 @@ public final class Store: Sendable {
     }
 
     /// The status a snapshot shows: in-flight first, then the last failure, then freshness.
-    func status(rows: [Row], mark: SyncMark?, collection: String) -> Snapshot.Status {
-        if refreshes.isFetching(collection) { return rows.isEmpty ? .loading : .refreshing }
+    func status(rows: [Row], mark: SyncMark?, collection: String, fetching: Bool) -> Snapshot.Status {
+        if fetching { return rows.isEmpty ? .loading : .refreshing }
         return .stored(rows: rows, mark: mark, policy: freshnessPolicy(for: collection), now: dependencies.now())
     }
 
@@ -405,6 +411,13 @@ public final class Store: Sendable {
         func nonNegative(_ value: Int?, _ what: String) throws(StoreError) {
             if let value, value < 0 { throw StoreError(.invalidEvent, "\(event.kind.name) for \(collection): \(what) is \(value), must not be negative") }
         }
+        // A reader refuses a larger page index (docs/log-format.md §6.4, §6.5).
+        func pageIndex(_ page: Int?) throws(StoreError) {
+            try nonNegative(page, "the page index")
+            if let page, page > Keys.maxPageIndex {
+                throw StoreError(.invalidEvent, "\(event.kind.name) for \(collection): page index \(page) is out of range 0 ... \(Keys.maxPageIndex)")
+            }
+        }
         func response(_ r: ResponseInfo) throws(StoreError) {
             try nonNegative(r.status, "the HTTP status")
             try nonNegative(r.responseBytes, "the response size")
@@ -414,13 +427,11 @@ public final class Store: Sendable {
         case .fetched(let f): try response(f.response)
         case .notModified(let n):
             try response(n.response)
-            try nonNegative(n.page, "the page index")
-            if let page = n.page, page > Keys.maxPageIndex {
-                throw StoreError(.invalidEvent, "notModified for \(collection): page index \(page) is out of range 0 ... \(Keys.maxPageIndex)")
-            }
+            try pageIndex(n.page)
         case .fetchFailed(let f):
             try nonNegative(f.status, "the HTTP status")
             try nonNegative(f.attempt, "the attempt number")
+            try pageIndex(f.page)
         case .mutationConfirmed(let c): try nonNegative(c.status, "the HTTP status")
         case .mutationRolledBack(let r): try nonNegative(r.status, "the HTTP status")
         default: break

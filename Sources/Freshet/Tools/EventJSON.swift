@@ -60,6 +60,7 @@ enum EventJSON {
                 if let p = n.readPolicy { o.field("readPolicy") { readPolicy(p, into: &$0) } }
             case .fetchFailed(let f):
                 o.field("url", string: f.url)
+                if let p = f.page { o.field("page", number: p) }
                 o.field("reason", string: f.reason)
                 if let s = f.status { o.field("status", number: s) }
                 o.field("message", string: f.message)
@@ -272,7 +273,7 @@ enum EventJSON {
             return .notModified(Event.NotModified(response: try response(o.object("response")), page: try o.optionalInt("page"), basisLSN: try o.optionalUInt("basisLSN").map { LSN($0) },
                                                     readPolicy: try readPolicy(o)))
         case .fetchFailed:
-            return .fetchFailed(Event.FetchFailed(url: try o.string("url"), reason: try o.string("reason"), status: try o.optionalInt("status"), message: try o.string("message"),
+            return .fetchFailed(Event.FetchFailed(url: try o.string("url"), page: try o.optionalInt("page"), reason: try o.string("reason"), status: try o.optionalInt("status"), message: try o.string("message"),
                                                   attempt: try o.int("attempt"), durationMicros: try o.optionalInt("durationMicros").map(Int64.init),
                                                   readPolicy: try readPolicy(o)))
         case .changed, .localWrite:

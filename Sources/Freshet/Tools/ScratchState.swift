@@ -55,29 +55,34 @@ final class ScratchState {
         var problems: [StoreProblem] = []
         tables.begin()
         do {
-            for (record, bytes) in records {
-                func apply() throws {
-                    // The fold and the pending overlay read back only proposals from the log
-                    // (a confirmation or rollback finds its proposal by LSN): the scratch log
-                    // keeps those and nothing else.
-                    if case .mutationProposed = record.event {
-                        try tables.put(state.dbs.log, key: record.lsn.keyBytes, value: bytes, append: true)
+            // Records are read in place from the chunk (not copied out, which retained every
+            // field of every record).
+            try records.withUnsafeBufferPointer { records in
+                for i in records.indices {
+                    func apply() throws {
+                        // The fold and the pending overlay read back only proposals from the log
+                        // (a confirmation or rollback finds its proposal by LSN): the scratch log
+                        // keeps those and nothing else.
+                        if case .mutationProposed = records[i].record.event {
+                            try tables.put(state.dbs.log, key: records[i].record.lsn.keyBytes, value: records[i].bytes, append: true)
+                        }
+                        try Fold.apply(records[i].record, to: folding, in: tables)
                     }
-                    try Fold.apply(record, to: folding, in: tables)
-                }
-                if isolated {
-                    let saved = marks.checkpoint()
-                    let savepoint = tables.savepoint
-                    do {
+                    if isolated {
+                        let saved = marks.checkpoint()
+                        let savepoint = tables.savepoint
+                        do {
+                            try apply()
+                        } catch {
+                            tables.rollback(to: savepoint)
+                            marks.restore(saved)
+                            let record = records[i].record
+                            problems.append(StoreProblem(database: "log", collection: record.collection, lsn: record.lsn,
+                                                         message: "\(record.kind.name) does not fold: \(StoreError(error, doing: "folding").message)"))
+                        }
+                    } else {
                         try apply()
-                    } catch {
-                        tables.rollback(to: savepoint)
-                        marks.restore(saved)
-                        problems.append(StoreProblem(database: "log", collection: record.collection, lsn: record.lsn,
-                                                     message: "\(record.kind.name) does not fold: \(StoreError(error, doing: "folding").message)"))
                     }
-                } else {
-                    try apply()
                 }
             }
             try marks.flush(into: tables, database: state.dbs.marks)

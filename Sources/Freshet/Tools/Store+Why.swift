@@ -68,6 +68,7 @@ extension Store {
         let status = snapshot?.status ?? .empty
         let (verdict, summary) = Self.verdict(mark: mark, rows: snapshot?.rows.count ?? 0, freshness: freshness, policy: policy, timeline: timeline)
         var line = summary
+        if let resume = Self.resumePoint(mark) { line += "; \(resume)" }
         if !masking.isEmpty {
             line += "; \(masking.count) pending mutation\(masking.count == 1 ? "" : "s") (\(masking.map { "\($0.name) \($0.id), LSN \($0.lsn)" }.joined(separator: ", "))) mask\(masking.count == 1 ? "s" : "") the server's rows"
         }
@@ -75,6 +76,15 @@ extension Store {
                                   maskingMutations: masking, timeline: Array(timeline.suffix(50)), syncMark: mark)
         diagnosis.checkpoint = folder.checkpoint
         return diagnosis
+    }
+
+    /// Where the next refresh of an infinite list starts when a revalidation of its loaded
+    /// pages did not finish (``SyncMark/resumePage``; a page failed, the refresh was
+    /// cancelled, or it is still running): `the revalidation of the loaded pages stopped
+    /// before page 2 (https://api.test/p?page=3): the next refresh resumes there`. Nil otherwise.
+    static func resumePoint(_ mark: SyncMark?) -> String? {
+        guard let mark, let k = mark.resumePage, k < mark.pages.count else { return nil }
+        return "the revalidation of the loaded pages stopped before \(LogRecord.page(k, mark.pages[k].url)): the next refresh resumes there"
     }
 
     /// The verdict, checked in the order ``Snapshot/Status-swift.enum/stored(rows:mark:policy:now:)`` checks.

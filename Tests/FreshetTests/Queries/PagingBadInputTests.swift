@@ -38,6 +38,22 @@ struct PagingBadInputTests {
         }
     }
 
+    @Test("loadMore of a one-page resource (paging .none, a document) fetches it once, then is endReached without a request")
+    func loadMoreOfOnePageResource() async throws {
+        try await withScriptedStore { h in
+            let list = Resource(collection: "todos", path: "/todos", rows: .rootArray, id: .field("id"))
+            let document = Resource.document("todo-1", path: "/todos/1")
+            h.transport.on("/todos", reply: .json(#"[{"id":"1"},{"id":"2"}]"#))
+            h.transport.on("/todos/1", reply: .json(#"{"id":"1"}"#))
+            let results = [try await h.store.loadMore(list), try await h.store.loadMore(list),
+                           try await h.store.loadMore(document), try await h.store.loadMore(document)]
+            #expect(results == [.loaded(RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 1)), .endReached,
+                                .loaded(RefreshSummary(pages: 1, notModified: 0, rows: 1, lsn: 2)), .endReached])
+            #expect(h.transport.requests.map(\.request.url.path) == ["/todos", "/todos/1"])
+            #expect(try h.store.snapshot("todos").rows.map(\.id) == ["1", "2"])
+        }
+    }
+
     @Test("an empty string cursor ends the list (Slack's convention)")
     func emptyCursorEnds() async throws {
         try await withScriptedStore { h in
@@ -89,6 +105,83 @@ struct PagingBadInputTests {
             #expect(error?.code == .pagingLoop)
             #expect(h.transport.requests.count == 2)
             #expect(try h.store.snapshot("pages").rows.map(\.id) == ["1", "2", "3"])
+        }
+    }
+
+    /// A next link back to page 1 spelled another way, with page 1's path and query.
+    struct LoopSpelling: Sendable, CustomTestStringConvertible {
+        let path: String
+        let query: [String: String]
+        /// Page 1's route (as the scripted server matches it) and the spelling page 2 names.
+        let route: String
+        let next: String
+        var testDescription: String { next }
+    }
+
+    static let loopSpellings: [LoopSpelling] = {
+        let q = ["a": "1", "b": "é"]   // page 1: https://api.test/q?a=1&b=%C3%A9
+        return [
+            LoopSpelling(path: "/q", query: q, route: "/q?a=1&b=%C3%A9", next: "https://api.test/q?b=%C3%A9&a=1"),      // parameter order
+            LoopSpelling(path: "/q", query: q, route: "/q?a=1&b=%C3%A9", next: "https://api.test:443/q?a=1&b=%C3%A9"),  // default port
+            LoopSpelling(path: "/q", query: q, route: "/q?a=1&b=%C3%A9", next: "https://api.test/q?a=1&b=%c3%a9"),      // percent-encoding case
+            LoopSpelling(path: "/q", query: q, route: "/q?a=1&b=%C3%A9", next: "https://API.Test/q?a=%31&b=%C3%A9"),    // host case, encoded unreserved
+            LoopSpelling(path: "/q", query: q, route: "/q?a=1&b=%C3%A9", next: "https://api.test/q?a=1&b=%C3%A9&"),     // trailing &
+            LoopSpelling(path: "/q", query: q, route: "/q?a=1&b=%C3%A9", next: "https://api.test/q?a=1&b=%C3%A9#top"),  // fragment
+            LoopSpelling(path: "/r", query: [:], route: "/r", next: "https://api.test/r?"),                            // trailing ?
+            LoopSpelling(path: "/r", query: [:], route: "/r", next: "https://api.test:443/r?#"),                       // all at once
+        ]
+    }()
+
+    @Test("a cursor loop is caught at once however the next link spells the earlier page, in loadMore and in a whole-list walk",
+          arguments: loopSpellings, [false, true])
+    func loopSpelledAnotherWay(spelling: LoopSpelling, walksAll: Bool) async throws {
+        try await withScriptedStore { h in
+            var resource = Resource.infinite("loop", path: spelling.path, query: spelling.query, rowsAt: "results", id: .field("id"),
+                                             freshness: .maxAge(.seconds(60)))
+            if walksAll { resource.pageLoading = .all }
+            h.transport.on(spelling.route, reply: .json(#"{"next":"https://api.test/page-2","results":[{"id":"1"}]}"#))
+            h.transport.on("/page-2", reply: .json(#"{"next":"\#(spelling.next)","results":[{"id":"2"}]}"#))
+            let error: FetchError?
+            if walksAll {
+                error = await expectFetchError { try await h.store.refresh(resource) }
+            } else {
+                try await h.store.refresh(resource)
+                try await h.store.loadMore(resource)
+                #expect(try h.store.snapshot("loop").query.hasMore)
+                error = await expectFetchError { try await h.store.loadMore(resource) }
+            }
+            #expect(error?.code == .pagingLoop)
+            #expect(error?.message == "paging of loop does not end: page 3 would be \(spelling.next), the same page as page 1")
+            #expect(h.transport.requests.count == 2)
+            #expect(try h.store.snapshot("loop").rows.map(\.id) == ["1", "2"])
+            guard case .fetchFailed(let failed)? = try h.store.allRecords().last?.event else {
+                Issue.record("the last record is not fetchFailed")
+                return
+            }
+            #expect(failed.page == 1)
+            #expect(failed.url == "https://api.test/page-2")
+        }
+    }
+
+    @Test("an infinite list holding maxPages pages stops the next loadMore with tooManyPages, without a request; hasMore stays")
+    func maxPagesReached() async throws {
+        var configuration = Configuration.scripted()
+        configuration.maxPages = 2
+        try await withScriptedStore(configuration) { h in
+            PagedFixture.script(h, pages: 3)
+            try await h.store.refresh(PagedFixture.resource)
+            try await h.store.loadMore(PagedFixture.resource)
+            let error = await expectFetchError { try await h.store.loadMore(PagedFixture.resource) }
+            #expect(error?.code == .tooManyPages)
+            #expect(error?.message == "paging of pages stopped at Configuration.maxPages (2) pages: page 3 (https://api.test/p?page=3) is not fetched")
+            #expect(error?.lsn == 3)
+            #expect(h.transport.requests.map(\.request.url.query) == ["page=1", "page=2"])
+            let snapshot = try h.store.snapshot("pages")
+            #expect(snapshot.rows.map(\.id) == ["1", "2", "3", "4"])
+            #expect(snapshot.query.hasMore)
+            #expect(snapshot.query.error?.reason == "tooManyPages")
+            // A refresh still revalidates the two pages it holds.
+            #expect(try await h.store.refresh(PagedFixture.resource) == RefreshSummary(pages: 2, notModified: 2, rows: 0, lsn: 5))
         }
     }
 

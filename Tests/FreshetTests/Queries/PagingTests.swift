@@ -76,6 +76,9 @@ struct PagingTests {
             let calls = (0..<5).map { _ in Task { try await store.loadMore(PagedFixture.resource) } }
             await h.transport.waitForRequests(2)
             await gate.waitUntilReached()
+            // Every call must have joined the held request before it ends: a call that starts
+            // after it would (rightly) load page 3.
+            await SharedRequestTests.waitForWaiters(store, "pages", 5)
             gate.release()
             var outcomes: [LoadMoreResult] = []
             for call in calls { outcomes.append(try await call.value) }

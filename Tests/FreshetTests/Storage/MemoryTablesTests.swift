@@ -80,6 +80,75 @@ struct MemoryTablesTests {
         #expect { try memory.put(db, key: [0], value: [], append: true) } throws: { ($0 as? LMDBError)?.code == LMDBError.keyExists.code }
     }
 
+    @Test("40,000 distinct keys put, a random half removed and a quarter put again: every lookup and the ordered walk match a sorted reference")
+    func manyKeys() throws {
+        var table = OrderedTable()
+        var reference: [[UInt8]: [UInt8]] = [:]
+        var g = DamagedFileTests.SplitMix(state: 21)
+        // Keys of 1–24 bytes (every tail length of the 8-byte hash loop), many sharing prefixes.
+        let keys: [[UInt8]] = (0..<40_000).map { i in
+            let prefix: [UInt8] = [UInt8(i % 7), UInt8(i % 5)]
+            return prefix + (0..<Int.random(in: 0...22, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) } + [UInt8(i & 0xFF), UInt8(i >> 8)]
+        }
+        for (i, key) in keys.enumerated() where reference[key] == nil {
+            let value = [UInt8(i & 0xFF)]
+            #expect(table.set(key, value) == nil)
+            reference[key] = value
+        }
+        for key in keys.shuffled(using: &g).prefix(20_000) {
+            #expect(table.remove(key) == reference.removeValue(forKey: key))
+        }
+        for key in keys.shuffled(using: &g).prefix(10_000) {
+            let value: [UInt8] = [0xAB, UInt8(key.count)]
+            #expect(table.set(key, value) == reference.updateValue(value, forKey: key))
+        }
+        for key in keys {
+            #expect(table.value(key) == reference[key])
+        }
+        #expect(table.count == reference.count)
+        var walked: [[UInt8]] = []
+        table.forEach(from: nil, reverse: false) { k, v in
+            walked.append(Array(k) + [0xFF] + Array(v))
+            return true
+        }
+        let sorted = reference.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(walked == sorted.map { $0 + [0xFF] + reference[$0]! })
+        #expect(table.lastKey == sorted.last)
+    }
+
+    @Test("the hash index finds every entry when all hashes collide or wrap around the slot array, after removals in any order")
+    func collidingHashes() {
+        var g = DamagedFileTests.SplitMix(state: 5)
+        // Three hashes only; the slot array starts at 16 slots, so a hash whose home is 15
+        // wraps, and one whose home is 14 runs into it.
+        let hashes: [UInt64] = [15 << 32, 14 << 32, 0xFFFF_FFFF_0000_0000]
+        var index = ByteHashIndex()
+        var present: [Int32: UInt64] = [:]
+        var removed: [Int32] = []
+        for entry in Int32(0)..<300 {
+            let hash = hashes[Int(entry) % hashes.count]
+            index.insert(entry, hash: hash)
+            present[entry] = hash
+        }
+        for entry in present.keys.sorted().shuffled(using: &g).prefix(200) {
+            index.remove(entry, hash: present[entry]!)
+            present[entry] = nil
+            removed.append(entry)
+            if entry % 3 == 0 {
+                let again = entry + 1_000
+                index.insert(again, hash: hashes[1])
+                present[again] = hashes[1]
+            }
+        }
+        #expect(index.count == present.count)
+        for (entry, hash) in present {
+            #expect(index.find(hash: hash) { $0 == entry } == entry, "entry \(entry)")
+        }
+        for entry in removed {
+            #expect(index.find(hash: hashes[Int(entry) % hashes.count]) { $0 == entry } == nil, "removed entry \(entry)")
+        }
+    }
+
     /// Empty memory tables addressed by the handles of a throwaway store.
     static func tables() throws -> MemoryTables {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tests-\(UUID().uuidString)")

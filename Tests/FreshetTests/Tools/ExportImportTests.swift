@@ -78,6 +78,10 @@ extension LogToolTests {
             (#"{"lsn":1,"micros":0,"kind":"teleported","collection":"a","event":{}}"#, "line 1: unknown event kind \"teleported\"; this Freshet knows fetched, notModified, fetchFailed, changed, mutationProposed, mutationConfirmed, mutationRolledBack, invalidated, localWrite, checkpoint, evicted"),
             ("{\"lsn\":2,\"micros\":0,\"kind\":\"invalidated\",\"collection\":\"a\",\"event\":{}}\n{\"lsn\":1,\"micros\":0,\"kind\":\"invalidated\",\"collection\":\"a\",\"event\":{}}", "line 2: LSN 1 does not follow LSN 2"),
             (#"{"lsn":1,"micros":0,"kind":"fetchFailed","collection":"a","event":{"url":"u","reason":"r","message":"m"}}"#, "line 1: event: missing field attempt"),
+            // A negative page index is refused, never wrapped to 0 by the unsigned encoding.
+            (#"{"lsn":1,"micros":0,"kind":"fetchFailed","collection":"a","event":{"url":"u","page":-1,"reason":"r","message":"m","attempt":1}}"#, "line 1: fetchFailed for a: the page index is -1, must not be negative"),
+            (#"{"lsn":1,"micros":0,"kind":"notModified","collection":"a","event":{"response":{"url":"u","status":304,"durationMicros":0,"responseBytes":0,"requestBytes":0},"page":-1}}"#,
+             "line 1: notModified for a: the page index is -1, must not be negative"),
         ])
         func badLines(text: String, message: String) async throws {
             try await withTemporaryDirectory { directory in
