@@ -29,6 +29,9 @@ extension DataFile {
         var damagedPages: Int { damagedPageNumbers.count }
         private(set) var databases: [String] = []
         private var visited: [UInt64]
+        /// The file's first pages, read in one go (``DataFile/window(pages:pageSize:)``);
+        /// pages and overflow headers inside it are taken from it instead of a `pread` each.
+        var window: [UInt8]?
 
         init(file: DataFile, meta: Meta, tolerant: Bool) {
             self.file = file
@@ -50,6 +53,12 @@ extension DataFile {
                 throw DataFileDamage(page: root, "a tree rooted here claims depth \(tree.depth)")
             }
             try page(root, depth: tree.depth, role: role, descend: descend)
+        }
+
+        /// `count` bytes at `offset`, from ``window`` when it holds them.
+        private func pageBytes(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
+            if let window, offset >= 0, count <= window.count - offset { return Array(window[offset ..< offset + count]) }
+            return try file.read(offset: offset, count: count, page: page)
         }
 
         private mutating func claim(_ page: Int, from: Int?) throws(DataFileDamage) {
@@ -74,7 +83,7 @@ extension DataFile {
 
         private mutating func pageBody(_ number: Int, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
             let size = meta.pageSize
-            let p = try file.read(offset: number * size, count: size, page: number)
+            let p = try pageBytes(offset: number * size, count: size, page: number)
             guard DataFile.u64(p, 0) == UInt64(number) else { throw DataFileDamage(page: number, "holds page number \(DataFile.u64(p, 0))") }
             let flags = DataFile.u16(p, 10)
             let lower = Int(DataFile.u16(p, 12)), upper = Int(DataFile.u16(p, 14))
@@ -166,7 +175,7 @@ extension DataFile {
             guard first >= 2, first <= meta.lastPage, needed <= meta.lastPage - first + 1 else {
                 throw DataFile.damage(from, "a value of \(bytes) bytes on overflow pages from \(first) runs past the last page \(meta.lastPage)")
             }
-            let head = try file.read(offset: first * size, count: DataFile.headerSize, page: first)
+            let head = try pageBytes(offset: first * size, count: DataFile.headerSize, page: first)
             guard DataFile.u64(head, 0) == UInt64(first), DataFile.u16(head, 10) & 0x04 != 0 else {
                 throw DataFile.damage(first, "is not the overflow page a value on page \(from) refers to")
             }

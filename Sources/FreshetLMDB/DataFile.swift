@@ -126,13 +126,17 @@ package final class DataFile {
     /// end, the walk is repeated, up to five times; a file that changes every time was
     /// being written by a live LMDB writer, and is taken as sound.
     ///
-    /// Costs one `pread` per page in use (about a millisecond per 4 MiB from the page cache).
+    /// Costs one `pread` of the pages in use when they are at most ``windowLimit`` bytes
+    /// (`readingPagesInOneGo`, the default), otherwise one `pread` per page in use (about a
+    /// millisecond per 4 MiB from the page cache). Both ways check the same and find the same
+    /// damage.
     /// - Throws: ``DataFileDamage`` naming the page and what is wrong with it.
-    package func check() throws(DataFileDamage) -> Summary {
+    package func check(readingPagesInOneGo: Bool = true) throws(DataFileDamage) -> Summary {
         var last: Summary?
         for _ in 0..<5 {
             let meta = try currentMeta()
             var walker = Walker(file: self, meta: meta, tolerant: false)
+            if readingPagesInOneGo { walker.window = window(pages: meta.lastPage + 1, pageSize: meta.pageSize) }
             var failure: DataFileDamage?
             do {
                 try walker.walkAll()
@@ -267,6 +271,25 @@ package final class DataFile {
         return Meta(pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: Self.u64(bytes, 144), freeTree: free, mainTree: Self.tree(bytes, at: 88))
     }
 
+    /// The largest file whose pages ``check()`` reads with one `pread` (16 MiB): a store's
+    /// open checks every page, and a system call per page was most of the check's cost
+    /// (docs/performance.md, round 6). Larger files are read page by page.
+    static let windowLimit = 16 << 20
+
+    /// Pages `0 ..< pages` read in one go, or nil when they are more than ``windowLimit``
+    /// bytes or cannot be read whole (the walk then reads page by page and reports exactly
+    /// which page is missing). Only the walk uses it: meta pages are always read afresh, so
+    /// a commit during the walk is still seen.
+    func window(pages: Int, pageSize: Int) -> [UInt8]? {
+        let bytes = pages.multipliedReportingOverflow(by: pageSize)
+        guard !bytes.overflow, bytes.partialValue <= Self.windowLimit else { return nil }
+        do {
+            return try read(offset: 0, count: bytes.partialValue, page: 0)
+        } catch {
+            return nil
+        }
+    }
+
     /// `count` bytes at `offset`; a short read or an I/O error is damage at `page`.
     func read(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
         var size = knownSize
@@ -277,20 +300,27 @@ package final class DataFile {
         guard offset >= 0, offset <= size, count <= size - offset else {
             throw DataFileDamage(page: page, "page lies past the end of the \(size)-byte file")
         }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                pread(fd, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset + done))
+        var failure: DataFileDamage?
+        // Uninitialized: every byte is written by `pread` before the array is returned.
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset + done))
+                if n < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    failure = DataFileDamage(page: page, "cannot be read: \(String(cString: strerror(code)))")
+                    break
+                }
+                if n == 0 {
+                    failure = DataFileDamage(page: page, "the file ends inside the page")
+                    break
+                }
+                done += n
             }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw DataFileDamage(page: page, "cannot be read: \(String(cString: strerror(code)))")
-            }
-            if n == 0 { throw DataFileDamage(page: page, "the file ends inside the page") }
-            done += n
+            initialized = failure == nil ? count : 0
         }
+        if let failure { throw failure }
         return bytes
     }
 

@@ -17,6 +17,9 @@ final class TapeDecoder: Decoder {
     @exclusivity(unchecked) var node = 0
     /// The coding path of `node`.
     @exclusivity(unchecked) var path: [any CodingKey] = []
+    /// The key lists of nested keyed containers (``TapeKeyedContainer/extraIndex``); entry 0
+    /// is empty, the others live until the next row.
+    @exclusivity(unchecked) var extras: [[any CodingKey]] = [[]]
     /// Whether ``decodeRow(_:from:)`` is running (a nested call gets a decoder of its own).
     private var busy = false
 
@@ -51,6 +54,7 @@ final class TapeDecoder: Decoder {
             self.bytes = bytes
             node = 0
             path.removeAll(keepingCapacity: true)
+            if extras.count > 1 { extras.removeSubrange(1...) }
             return try unbox(T.self, at: 0)
         }
     }
@@ -69,6 +73,13 @@ final class TapeDecoder: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    /// The index in ``extras`` of `extra` (0 when it is empty, the common case: no allocation).
+    func register(extra: [any CodingKey]) -> Int {
+        if extra.isEmpty { return 0 }
+        extras.append(extra)
+        return extras.count - 1
+    }
 
     /// The coding path of a container made when the path had `depth` keys, reached through
     /// the nested-container keys `extra`, plus `key`.

@@ -1,12 +1,30 @@
 /// The members of one object on the tape, looked up by key (the first duplicate wins, as in JSONDecoder).
+///
+/// No reference-counted fields: `KeyedDecodingContainer`'s box copies its container out of a
+/// class property on every `decode(_:forKey:)`, and a retain and release of the decoder and
+/// of a key array per decoded member was 5–6% of a W3 profile (docs/performance.md, round 6).
+/// The decoder is therefore held `unowned(unsafe)`: a container lives inside the
+/// `init(from:)` it was made for, while its decoder is kept alive by the decode call that
+/// runs that `init(from:)`; a container kept and used after that call is a programmer error.
 struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let decoder: TapeDecoder
+    unowned(unsafe) let decoder: TapeDecoder
     /// The tape index of the object.
     let object: Int
     /// The decoder's path length when the container was made.
     let depth: Int
+    /// Which of the decoder's ``TapeDecoder/extras`` holds the keys of nested containers
+    /// between the decoder's path and this container (0: none).
+    let extraIndex: Int
+
+    init(decoder: TapeDecoder, object: Int, depth: Int, extra: [any CodingKey]) {
+        self.decoder = decoder
+        self.object = object
+        self.depth = depth
+        self.extraIndex = decoder.register(extra: extra)
+    }
+
     /// The keys of nested containers between the decoder's path and this container.
-    let extra: [any CodingKey]
+    private var extra: [any CodingKey] { decoder.extras[extraIndex] }
 
     var codingPath: [any CodingKey] { decoder.path(depth: depth, extra: extra, nil) }
 
@@ -108,7 +126,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     @inline(__always)
     private func withDepth<R>(_ body: () throws -> R) rethrows -> R {
-        if extra.isEmpty && decoder.path.count == depth { return try body() }
+        if extraIndex == 0 && decoder.path.count == depth { return try body() }
         return try decoder.within(depth: depth, extra: extra, body)
     }
 }
