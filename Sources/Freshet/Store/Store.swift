@@ -374,9 +374,14 @@ public final class Store: Sendable {
     func append(_ events: [(collection: String, event: Event)], onCommitted: (@Sendable () -> Void)?) async throws(StoreError) -> LSN {
         try checkOpen()
         guard !events.isEmpty else { return lastLSN }
-        for (collection, event) in events { try Self.validate(event, in: collection) }
+        var entries: [LogWriter.Entry] = []
+        entries.reserveCapacity(events.count)
+        for (collection, event) in events {
+            try Self.validate(event, in: collection)
+            entries.append(LogWriter.Entry(collection: collection, event: try Self.canonicalRows(event, in: collection)))
+        }
         do {
-            return try await writer.append(events.map { LogWriter.Entry(collection: $0.collection, event: $0.event) }, onCommitted: onCommitted)
+            return try await writer.append(entries, onCommitted: onCommitted)
         } catch {
             throw StoreError(error, doing: "appending to \(events[0].collection)")
         }
