@@ -48,7 +48,7 @@ struct DumpCommandTests {
             let t = TestClock.nowISO
             #expect(run.stdout == [
                 "     1  \(t)  localWrite         favourites      upsert 25, upsert 133, delete 1",
-                "     2  \(t)  fetched            pokemon         page 0 (http://h/api/v2/pokemon/?limit=3), 3 rows (1 … 3), next page follows, 200, ETag \"e1\", 1.5 ms, 2048 bytes",
+                "     2  \(t)  fetched            pokemon         page 0 (http://h/api/v2/pokemon/?limit=3), 3 rows (1 … 3), keeps later pages, 200, ETag \"e1\", 1.5 ms, 2048 bytes",
                 "     3  \(t)  fetchFailed        pokemon         attempt 1: httpStatus 500 — answered 500",
                 "     4  \(t)  invalidated        pokemon         invalidated: pulled to refresh",
                 "     5  \(t)  fetched            pokemon-detail  upsert 1 row (25), 200, 0.0 ms, 0 bytes",

@@ -282,8 +282,9 @@ struct OfflineTests {
                 let snapshot = try offline.snapshot("pokemon")
                 #expect(snapshot.rows.count == 151)
                 #expect(snapshot.rows == first.rows)
-                let failure = SyncMark.FailureInfo(reason: "cannotConnect", status: nil, message: failures.last?.message ?? "", lsn: 9)
-                #expect(snapshot.status == .failed(error: failure, lastSyncedAt: TestClock.now))
+                // Offline is paused, not failed: the summary follows the query state.
+                #expect(snapshot.status == .fresh)
+                #expect(snapshot.query.error == nil)
                 #expect(snapshot.syncMark?.consecutiveFailures == 1)
                 #expect(snapshot.query.fetch == .paused)
                 #expect(snapshot.query.error == nil)
@@ -421,7 +422,9 @@ struct RefreshFailureTests {
             let message = failures.last?.message ?? ""
             #expect(message == error?.message)
             #expect(snapshot.syncMark?.consecutiveFailures == attempts)
-            #expect(snapshot.status == .failed(error: .init(reason: stub.code.rawValue, status: stub.status, message: message, lsn: lastLSN), lastSyncedAt: TestClock.now))
+            // A refused connection pauses (no error): the summary is the freshness, never failed.
+            let failed = Snapshot.Status.failed(error: .init(reason: stub.code.rawValue, status: stub.status, message: message, lsn: lastLSN), lastSyncedAt: TestClock.now)
+            #expect(snapshot.status == (stub.code.rawValue == "cannotConnect" ? .fresh : failed))
         }
     }
 

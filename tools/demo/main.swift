@@ -125,25 +125,42 @@ func line(_ todo: Todo) -> String {
     "#\(todo.id) \(todo.completed ? "✓" : "·") \(todo.title.prefix(28).debugDescription)"
 }
 
+/// Who sent a request the fixture server logged: the store, or the demo itself (its direct
+/// `PATCH` standing in for another client's edit, and the EventSource's `GET /events`).
+enum Sender { case store, directEdit, eventStream }
+
 /// The fixture server's request log lines so far.
-func requestLines() throws -> [(method: String, status: Int)] {
-    struct Line: Decodable { let method: String; let status: Int }
+func requestLines() throws -> [(method: String, status: Int, sender: Sender)] {
+    struct Line: Decodable { let method: String; let status: Int; let path: String; let idempotency_key: String? }
     guard FileManager.default.fileExists(atPath: requestLog.path) else { return [] }
     let text = try String(contentsOf: requestLog, encoding: .utf8)
-    return try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }.map { ($0.method, $0.status) }
+    return try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }.map { line in
+        // The store sends every write with an Idempotency-Key; the demo's direct PATCH has none.
+        let sender: Sender = line.path.hasPrefix("/events") ? .eventStream
+            : line.method != "GET" && line.idempotency_key == nil ? .directEdit : .store
+        return (line.method, line.status, sender)
+    }
 }
 
-/// "12 requests: 3 × GET 200, 7 × GET 304, 2 × PATCH 200", for the log lines after the first `skipping`.
+/// "12 requests: 3 × GET 200, 7 × GET 304, 2 × PATCH 200", for the log lines after the first
+/// `skipping`; requests the demo sent itself are named apart ("…; and the demo's own: 1 ×
+/// PATCH 200 (direct edit), 2 × GET 200 (SSE /events)").
 func requestCounts(skipping: Int = 0) throws -> String {
     let lines = try requestLines().dropFirst(skipping)
     // GETs first, then writes; by method, then status.
-    func order(_ line: (method: String, status: Int)) -> String { (line.method == "GET" ? "0" : "1") + line.method + String(line.status) }
-    let grouped = Dictionary(grouping: lines, by: order)
-    let groups = grouped.keys.sorted().compactMap { key -> String? in
-        guard let first = grouped[key]?.first, let count = grouped[key]?.count else { return nil }
-        return "\(count) × \(first.method) \(first.status)"
+    func order(_ line: (method: String, status: Int, sender: Sender)) -> String { (line.method == "GET" ? "0" : "1") + line.method + String(line.status) }
+    func groups(_ lines: [(method: String, status: Int, sender: Sender)], _ label: String = "") -> [String] {
+        let grouped = Dictionary(grouping: lines, by: order)
+        return grouped.keys.sorted().compactMap { key -> String? in
+            guard let first = grouped[key]?.first, let count = grouped[key]?.count else { return nil }
+            return "\(count) × \(first.method) \(first.status)\(label)"
+        }
     }
-    return "\(lines.count) request\(lines.count == 1 ? "" : "s")" + (groups.isEmpty ? "" : ": " + groups.joined(separator: ", "))
+    let store = lines.filter { $0.sender == .store }
+    let own = groups(lines.filter { $0.sender == .directEdit }, " (direct edit)") + groups(lines.filter { $0.sender == .eventStream }, " (SSE /events)")
+    var text = "\(store.count) request\(store.count == 1 ? "" : "s") by the store" + (store.isEmpty ? "" : ": " + groups(store).joined(separator: ", "))
+    if !own.isEmpty { text += "; and the demo's own: " + own.joined(separator: ", ") }
+    return text
 }
 
 /// Step 2: the Pokédex list as an infinite query, loaded 20 at a time as a view scrolling to

@@ -18,7 +18,9 @@ extension LogRecord {
             var parts: [String] = []
             switch f.placement {
             case .replace: parts.append("replace, \(Self.rows(f.rows))")
-            case .page(let index, let isLast): parts.append("\(Self.page(index, f.response.url)), \(Self.rows(f.rows)), \(isLast ? "last page" : "next page follows")")
+            // `isLast` is what the fold does with later pages (a server's last page, or page 0
+            // of a `.firstPage` reset that names a next page), not "the server's last page".
+            case .page(let index, let isLast): parts.append("\(Self.page(index, f.response.url)), \(Self.rows(f.rows)), \(isLast ? "drops later pages" : "keeps later pages")")
             case .upsert: parts.append("upsert \(Self.rows(f.rows))")
             }
             parts.append(contentsOf: Self.response(f.response))

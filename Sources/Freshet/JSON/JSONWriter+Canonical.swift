@@ -92,3 +92,29 @@ extension JSONWriter {
         return la - lb
     }
 }
+
+extension JSONWriter {
+    /// `json` (one JSON text, RFC 8259) in the canonical row form of
+    /// ``canonical(_:of:in:)`` — the form the fold gives fetched rows — so a row that enters
+    /// through a local write, a push or a mutation is stored as the same bytes as the same row
+    /// fetched. Bytes already canonical are returned as they are (no copy).
+    /// - Throws: ``JSONError`` when `json` is not exactly one JSON value (not JSON, truncated,
+    ///   empty, or two values).
+    package static func canonicalForm(of json: Data) throws(JSONError) -> Data {
+        let outcome: Result<Data?, JSONError> = json.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            do throws(JSONError) {
+                let tape = try JSONTape(parsing: bytes)
+                let root = tape[0]
+                // A clean object or array spanning the whole input is canonical already.
+                if root.flag, root.kind == .object || root.kind == .array, root.start == 0, Int(root.end) == bytes.count { return .success(nil) }
+                var writer = JSONWriter(capacity: bytes.count)
+                writer.canonical(0, of: tape, in: bytes)
+                return .success(Data(writer.bytes))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get() ?? json
+    }
+}

@@ -1,18 +1,23 @@
 import Foundation
 
 extension Snapshot.Status {
-    /// The status of stored rows when no fetch is in flight: the last failure first, then
-    /// freshness under `policy` at `now` (a never-fetched collection with rows is local-only,
-    /// so fresh). The live store and `replay` both use it.
-    static func stored(rows: [Row], mark: SyncMark?, policy: FreshnessPolicy, now: Date) -> Snapshot.Status {
-        guard let mark else { return .empty }
-        if mark.consecutiveFailures > 0, let error = mark.lastError {
-            return .failed(error: error, lastSyncedAt: mark.validatedAt)
+    /// The convenience summary of a query state (issue 10: "a convenience summary … derived
+    /// from these"), so ``Snapshot/status`` never disagrees with ``Snapshot/query``: a fetch
+    /// in flight is `loading` (no rows) or `refreshing`; else an ``QueryState/error`` is
+    /// `failed`; else rows never confirmed by a server and none to show are `empty`; else
+    /// ``QueryState/isStale`` gives `stale` or `fresh`. An attempt that could not connect is
+    /// ``QueryState/FetchStatus/paused`` with no error (offline is not a failure), so it shows
+    /// as `fresh`, `stale` or `empty`, never `failed` (docs/queries.md §2). The live store and
+    /// `replay` both use it.
+    public init(summarizing query: QueryState) {
+        if query.fetch == .fetching {
+            self = query.data == .empty ? .loading : .refreshing
+        } else if let error = query.error {
+            self = .failed(error: error, lastSyncedAt: query.dataUpdatedAt)
+        } else if query.dataUpdatedAt == nil, query.data == .empty {
+            self = .empty
+        } else {
+            self = query.isStale ? .stale : .fresh
         }
-        guard mark.validatedAt != nil else {
-            if mark.invalidatedAt != nil { return .stale }
-            return rows.isEmpty ? .empty : .fresh
-        }
-        return Freshness.evaluate(mark, policy: policy, now: now).isStale ? .stale : .fresh
     }
 }

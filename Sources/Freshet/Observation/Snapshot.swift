@@ -91,9 +91,11 @@ public struct Snapshot: Sendable, Hashable {
         rows.lazy.map { row in Result { try RowDecoder().decode(T.self, from: row.json) } }
     }
 
-    /// What a UI shows besides the rows.
+    /// What a UI shows besides the rows: one word summarizing ``query``, derived from it by
+    /// ``init(summarizing:)`` so the two never disagree. Offline (``QueryState/FetchStatus/paused``)
+    /// is not `failed`; read ``query`` for it.
     public enum Status: Sendable, Hashable {
-        /// No rows and no fetch has happened.
+        /// No rows, and none ever confirmed by a server, and no fetch in flight.
         case empty
         /// No rows yet and a fetch is in flight.
         case loading
@@ -103,7 +105,8 @@ public struct Snapshot: Sendable, Hashable {
         case stale
         /// Rows are shown while a fetch is in flight.
         case refreshing
-        /// The last fetch attempt failed; the cached rows are still shown.
+        /// The last fetch attempt failed (``QueryState/error``; never a `cannotConnect`, which
+        /// pauses); the cached rows are still shown.
         /// `lastSyncedAt` is when the rows were last confirmed by the server (nil: never).
         case failed(error: SyncMark.FailureInfo, lastSyncedAt: Date?)
     }

@@ -52,6 +52,12 @@ public final class EventSource: Sendable {
         self.store = store
         self.configuration = configuration
         self.transport = transport
+        // Its resources are known to the store from now on, so `Store.push` (which refuses
+        // unknown collections) folds their events before their first fetch. A resource the
+        // app registered itself is kept.
+        for resource in configuration.resources.values where store.refreshes.resource(for: resource.collection) == nil {
+            store.register(resource)
+        }
     }
 
     /// What the source has done so far.

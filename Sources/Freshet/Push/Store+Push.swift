@@ -24,15 +24,27 @@ extension Store {
     ///
     /// - Returns: ``PushResult/applied(_:)`` with the event's LSN once committed (durable per
     ///   ``Configuration/durability``), or ``PushResult/duplicate(_:)``.
-    /// - Throws: ``StoreError/invalidName`` for a bad collection name or row ID,
-    ///   ``StoreError/invalidEvent`` for an origin whose source or event ID is out of range,
-    ///   ``StoreError/closed``, ``StoreError/mapFull``, ``StoreError/storage``. On a throw
-    ///   nothing was appended.
+    /// Rows are stored in the canonical form the fold gives fetched rows (sorted keys, no
+    /// insignificant white space; docs/log-format.md §6.2), so a pushed row and the same row
+    /// fetched are the same bytes.
+    ///
+    /// - Throws: ``StoreError/unknownCollection`` when `collection` is not known to the store —
+    ///   the rule ``MutationError/unknownCollection`` uses: known means a resource was
+    ///   registered for it in this process (``register(_:)``, ``refresh(_:)``, ``observe(_:)-(Resource)``)
+    ///   or it has a SyncMark (an event touched it and it was not evicted), so a typo never
+    ///   creates a collection; ``StoreError/invalidName`` for a bad collection name or row ID;
+    ///   ``StoreError/invalidEvent`` for a row whose JSON is not exactly one JSON value, or an
+    ///   origin whose source or event ID is out of range; ``StoreError/closed``,
+    ///   ``StoreError/mapFull``, ``StoreError/storage``. On a throw nothing was appended.
     @discardableResult
     public func push(_ ops: [Event.RowChanges.Op], to collection: String, origin: PushOrigin? = nil) async throws(StoreError) -> PushResult {
         let event = Event.changed(Event.RowChanges(ops, origin: origin))
         try Self.validate(event, in: collection)
-        if let origin, let cursor = try syncMark(collection)?.pushCursor(source: origin.source), origin.repeats(cursor.eventID) {
+        let mark = try syncMark(collection)
+        guard mark != nil || refreshes.resource(for: collection) != nil else {
+            throw StoreError(.unknownCollection, "push to \(collection.debugDescription), a collection this store has never seen; register its resource first")
+        }
+        if let origin, let cursor = mark?.pushCursor(source: origin.source), origin.repeats(cursor.eventID) {
             return .duplicate(cursor)
         }
         return .applied(try await append(event, to: collection))

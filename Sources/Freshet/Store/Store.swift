@@ -317,9 +317,9 @@ public final class Store: Sendable {
         } catch {
             throw StoreError(error, doing: "reading \(collection)")
         }
-        let status = self.status(rows: read.rows, mark: read.mark, collection: collection, fetching: fetching)
         let query = QueryState.derive(rows: read.rows, mark: read.mark, policy: freshnessPolicy(for: collection), now: dependencies.now(),
                                       isFetching: fetching)
+        let status = Snapshot.Status(summarizing: query)
         let waiting = Dictionary(uniqueKeysWithValues: read.pending.compactMap { id in self.waiting(for: id).map { (id, $0) } })
         return Snapshot(collection: collection, rows: read.rows, syncMark: read.mark, status: status, query: query, lsn: read.mark?.lastLSN ?? .zero,
                         pendingMutations: read.pending, waitingMutations: waiting)
@@ -333,12 +333,6 @@ public final class Store: Sendable {
         } catch {
             throw StoreError(error, doing: "listing collections")
         }
-    }
-
-    /// The status a snapshot shows: in-flight first, then the last failure, then freshness.
-    func status(rows: [Row], mark: SyncMark?, collection: String, fetching: Bool) -> Snapshot.Status {
-        if fetching { return rows.isEmpty ? .loading : .refreshing }
-        return .stored(rows: rows, mark: mark, policy: freshnessPolicy(for: collection), now: dependencies.now())
     }
 
     /// The freshness policy that applies to `collection`: its resource's, else the default.
@@ -374,9 +368,14 @@ public final class Store: Sendable {
     func append(_ events: [(collection: String, event: Event)], onCommitted: (@Sendable () -> Void)?) async throws(StoreError) -> LSN {
         try checkOpen()
         guard !events.isEmpty else { return lastLSN }
-        for (collection, event) in events { try Self.validate(event, in: collection) }
+        var entries: [LogWriter.Entry] = []
+        entries.reserveCapacity(events.count)
+        for (collection, event) in events {
+            try Self.validate(event, in: collection)
+            entries.append(LogWriter.Entry(collection: collection, event: try Self.canonicalRows(event, in: collection)))
+        }
         do {
-            return try await writer.append(events.map { LogWriter.Entry(collection: $0.collection, event: $0.event) }, onCommitted: onCommitted)
+            return try await writer.append(entries, onCommitted: onCommitted)
         } catch {
             throw StoreError(error, doing: "appending to \(events[0].collection)")
         }

@@ -21,6 +21,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unsupportedFormat = Code(rawValue: "unsupportedFormat")
         public static let invalidName = Code(rawValue: "invalidName")
         public static let invalidEvent = Code(rawValue: "invalidEvent")
+        public static let unknownCollection = Code(rawValue: "unknownCollection")
         public static let storage = Code(rawValue: "storage")
         public static let diskFull = Code(rawValue: "diskFull")
         public static let permissionDenied = Code(rawValue: "permissionDenied")
@@ -70,8 +71,12 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let unsupportedFormat = Code.unsupportedFormat
     /// A collection name or row ID is empty, too long or not allowed.
     public static let invalidName = Code.invalidName
-    /// An event cannot be appended (for example a row without an ID).
+    /// An event cannot be appended (for example a row without an ID, or a row whose JSON is
+    /// not exactly one JSON value).
     public static let invalidEvent = Code.invalidEvent
+    /// ``Store/push(_:to:origin:)`` named a collection the store does not know (no registered
+    /// resource, no SyncMark): the same rule as ``MutationError/unknownCollection``.
+    public static let unknownCollection = Code.unknownCollection
     /// LMDB reported an error; the message carries LMDB's text and code.
     public static let storage = Code.storage
     /// The file system is full (`ENOSPC`, or `EFBIG` from a file size limit) while creating or

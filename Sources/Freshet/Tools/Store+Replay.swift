@@ -80,8 +80,8 @@ extension Store {
             let base = mark?.noStore == true ? [] : try state.rows(name, in: txn)
             let projected = try overlay.apply(to: base, collection: name, state: state, in: txn)
             let judgedAt = now ?? Date(timeIntervalSince1970: 0)
-            let status = Snapshot.Status.stored(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt)
             let query = QueryState.derive(rows: projected.rows, mark: mark, policy: policy(name), now: judgedAt, isFetching: false)
+            let status = Snapshot.Status(summarizing: query)
             snapshots.append(Snapshot(collection: name, rows: projected.rows, syncMark: mark, status: status, query: query, lsn: mark?.lastLSN ?? .zero,
                                       pendingMutations: projected.mutations))
         }

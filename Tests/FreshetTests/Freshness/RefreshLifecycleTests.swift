@@ -96,7 +96,7 @@ struct RefreshLifecycleTests {
         }
     }
 
-    @Test("a failing lifecycle refresh is recorded, not thrown; the observer sees failed with the rows kept", arguments: LifecycleTrigger.allCases)
+    @Test("a failing lifecycle refresh is recorded, not thrown; the observer sees it paused (offline is not failed) with the rows kept", arguments: LifecycleTrigger.allCases)
     func failureRecorded(_ trigger: LifecycleTrigger) async throws {
         try await withScriptedStore(.scripted(retry: .init(maxAttempts: 1))) { h in
             let resource = ItemsFixture.resource(.maxAge(.seconds(60)))
@@ -109,12 +109,11 @@ struct RefreshLifecycleTests {
             #expect(h.transport.requests.count == 2)
             let snapshot = try h.store.snapshot("items")
             #expect(snapshot.rows == ItemsFixture.rows(["a"]))
-            guard case .failed(let error, let lastSyncedAt) = snapshot.status else {
-                Issue.record("status \(snapshot.status)")
-                return
-            }
-            #expect(error.reason == "cannotConnect")
-            #expect(lastSyncedAt == h.date(0))
+            #expect(snapshot.status == .stale)
+            #expect(snapshot.query.fetch == .paused)
+            #expect(snapshot.query.error == nil)
+            #expect(snapshot.query.failureCount == 1)
+            #expect(snapshot.query.dataUpdatedAt == h.date(0))
             #expect(try h.store.allRecords().map(\.kind) == [.fetched, .fetchFailed])
         }
     }

@@ -193,6 +193,7 @@ struct EventSourceTests {
         let world = MutationWorld()
         let streams = ScriptedEventStreams([.stream([changeEvent(id: "41", upsertTodos([(1, "old")])), changeEvent(id: "42", upsertTodos([(1, "new")]))])])
         try await world.withStore { (store: Store) async throws in
+            store.register(todosResource)
             try await store.push([.upsert(serverTodo(1, "before"))], to: "todos", origin: PushOrigin(source: "todos-sse", eventID: "41"))
             let source = EventSource(store: store, configuration: Self.configuration(), transport: streams)
             #expect(try source.resumeID() == "41")

@@ -37,6 +37,7 @@ struct PushFoldTests {
     @Test("a re-delivered event appends nothing; an older sequence is a duplicate; a newer one folds")
     func duplicates() async throws {
         try await withTemporaryStore { store in
+            store.register(todosResource)
             #expect(try await store.push([.upsert(serverTodo(1, "a"))], to: "todos", origin: Self.origin("5")) == .applied(LSN(1)))
             let cursor = PushCursor(source: "todos-sse", eventID: "5", lsn: LSN(1))
             #expect(try await store.push([.upsert(serverTodo(1, "a again"))], to: "todos", origin: Self.origin("5")) == .duplicate(cursor))
@@ -55,6 +56,7 @@ struct PushFoldTests {
     @Test("opaque event IDs: only the same ID as the last is a duplicate")
     func opaqueIDs() async throws {
         try await withTemporaryStore { (store: Store) async throws in
+            store.register(todosResource)
             #expect(try await store.push([.upsert(serverTodo(1, "a"))], to: "todos", origin: Self.origin("b7f")) == .applied(LSN(1)))
             #expect(try await store.push([.upsert(serverTodo(1, "a"))], to: "todos", origin: Self.origin("b7f")) == .duplicate(PushCursor(source: "todos-sse", eventID: "b7f", lsn: LSN(1))))
             #expect(try await store.push([.upsert(serverTodo(1, "c"))], to: "todos", origin: Self.origin("a00")) == .applied(LSN(2)))
@@ -129,6 +131,8 @@ struct PushFoldTests {
             do {
                 let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
                 defer { store.close() }
+                store.register(todosResource)
+                store.register(Resource(collection: "posts", path: "/posts", rows: .rootArray, id: .field("id")))
                 try await store.push([.upsert(serverTodo(1, "a"))], to: "todos", origin: Self.origin("7"))
                 try await store.push([.upsert(Row(id: "1", json: Data(#"{"id":1}"#.utf8)))], to: "posts", origin: Self.origin("8"))
                 try await store.push([.delete(id: "1")], to: "todos", origin: Self.origin("3", source: "other"))
@@ -152,6 +156,7 @@ struct PushFoldTests {
     @Test("dump and export show the origin; import brings it back")
     func dumpAndExport() async throws {
         try await withTemporaryStore { store in
+            store.register(todosResource)
             try await store.push([.upsert(serverTodo(1, "a")), .delete(id: "9")], to: "todos", origin: Self.origin("42"))
             let record = try #require(try store.allRecords().first)
             #expect(record.summary == "upsert 1, delete 9 (push todos-sse id 42)")

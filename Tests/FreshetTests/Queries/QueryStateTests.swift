@@ -134,7 +134,7 @@ struct QueryStateTests {
         }
     }
 
-    @Test("after a relaunch the stored SyncMark says paused again, and the summary status is unchanged")
+    @Test("after a relaunch the stored SyncMark says paused again, and the summary follows it (stale, not failed)")
     func pausedSurvivesRelaunch() async throws {
         try await withScriptedStore { h in
             let resource = ItemsFixture.resource(.maxAge(.seconds(60)))
@@ -146,7 +146,8 @@ struct QueryStateTests {
             #expect(snapshot.query.fetch == .paused)
             #expect(snapshot.query.error == nil)
             #expect(snapshot.query.failureCount == 1)
-            #expect(snapshot.status.description == "failed (cannotConnect), last synced 2026-01-01T00:00:00.000Z")
+            #expect(snapshot.query.isStale)
+            #expect(snapshot.status.description == "stale")
         }
     }
 

@@ -33,9 +33,9 @@ struct PagedDumpWhyTests {
             #expect(run.stderr == [])
             let t = LogRecord.iso8601(h.clock.start)
             #expect(run.stdout == [
-                "     1  \(t)  fetched            pages           page 0 (https://api.test/p?page=1), 2 rows (1 … 2), next page follows, 200, ETag \"p1\", 0.0 ms, 82 bytes",
-                "     2  \(t)  fetched            pages           page 1 (https://api.test/p?page=2), 2 rows (3 … 4), next page follows, 200, ETag \"p2\", 0.0 ms, 82 bytes",
-                "     3  \(t)  fetched            pages           page 2 (https://api.test/p?page=3), 2 rows (5 … 6), last page, 200, ETag \"p3\", 0.0 ms, 59 bytes",
+                "     1  \(t)  fetched            pages           page 0 (https://api.test/p?page=1), 2 rows (1 … 2), keeps later pages, 200, ETag \"p1\", 0.0 ms, 82 bytes",
+                "     2  \(t)  fetched            pages           page 1 (https://api.test/p?page=2), 2 rows (3 … 4), keeps later pages, 200, ETag \"p2\", 0.0 ms, 82 bytes",
+                "     3  \(t)  fetched            pages           page 2 (https://api.test/p?page=3), 2 rows (5 … 6), drops later pages, 200, ETag \"p3\", 0.0 ms, 59 bytes",
                 "     4  \(t)  notModified        pages           304 Not Modified, page 0 (https://api.test/p?page=1), ETag \"p1\", 0.0 ms, 0 bytes",
                 "     5  \(t)  notModified        pages           304 Not Modified, page 1 (https://api.test/p?page=2), ETag \"p2\", 0.0 ms, 0 bytes",
                 "     6  \(t)  fetchFailed        pages           page 2 (https://api.test/p?page=3), attempt 1: httpStatus 503 — GET https://api.test/p?page=3 answered 503 Service Unavailable",

@@ -50,7 +50,7 @@ extension LogToolTests {
                     ("never", .neverFetched, "empty"),
                     ("stale", .staleByAge, "stale"),
                     ("failing", .failing, "failed (httpStatus 503), last synced 2026-01-01T00:00:00.000Z"),
-                    ("offline", .offline, "failed (cannotConnect), last synced 2026-01-01T00:00:00.000Z"),
+                    ("offline", .offline, "stale"),   // offline is paused, not failed: the summary follows the query state
                     ("invalidated", .invalidated, "stale"),
                     ("renewed", .renewedBy304, "fresh"),
                 ]
