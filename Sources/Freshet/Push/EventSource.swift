@@ -44,11 +44,10 @@ public final class EventSource: Sendable {
     /// A source feeding `store`, connecting through `transport`. Call ``run()`` from one task
     /// at a time.
     ///
-    /// Preconditions (programmer errors): ``Configuration/source`` is 1 to 200 bytes of UTF-8
-    /// without control characters; ``Configuration/maximumEventBytes`` is at least 1.
+    /// A configuration that cannot work (``Configuration/source`` not 1 to 200 bytes of UTF-8
+    /// without control characters, ``Configuration/maximumEventBytes`` below 1) is reported by
+    /// ``run()`` as ``PushError/invalidConfiguration``, before anything is sent.
     public init(store: Store, configuration: Configuration, transport: any EventStreamTransport = URLSessionEventStreamTransport()) {
-        precondition(PushOrigin.isValidSource(configuration.source), "EventSource needs a source name of 1 to 200 bytes without control characters, got \(configuration.source.debugDescription)")
-        precondition(configuration.maximumEventBytes >= 1, "EventSource needs maximumEventBytes >= 1, got \(configuration.maximumEventBytes)")
         self.store = store
         self.configuration = configuration
         self.transport = transport
@@ -82,8 +81,15 @@ public final class EventSource: Sendable {
     ///   one token renewal, or when the renewal fails);
     ///   ``PushError/wrongContentType`` for a 200 that is not `text/event-stream`;
     ///   ``PushError/store`` when the store cannot append (closed, map full, storage). What was
-    ///   folded before stays folded.
+    ///   folded before stays folded; ``PushError/invalidConfiguration`` at once, before any
+    ///   request, for a configuration that cannot work (see ``init(store:configuration:transport:)``).
     public func run() async throws(PushError) {
+        if !PushOrigin.isValidSource(configuration.source) {
+            throw PushError(.invalidConfiguration, "the source name must be 1 to 200 bytes without control characters, got \(configuration.source.debugDescription)")
+        }
+        if configuration.maximumEventBytes < 1 {
+            throw PushError(.invalidConfiguration, "maximumEventBytes must be at least 1, got \(configuration.maximumEventBytes)")
+        }
         var failures = 0
         var reconnection = configuration.reconnectionTime
         while !Task.isCancelled {

@@ -33,6 +33,10 @@ public struct PushError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The store could not append (closed, map full, storage): ``EventSource/run()``
         /// throws it; the event was not folded and is requested again on the next run.
         public static let store = Code(rawValue: "store")
+        /// The source's ``EventSource/Configuration`` cannot work (a `source` name that is not
+        /// 1 to 200 bytes without control characters, `maximumEventBytes` below 1):
+        /// ``EventSource/run()`` throws it before connecting.
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
 
         /// Matches a ``PushError`` by code, so callers write `catch PushError.rejected`.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -65,4 +69,5 @@ public struct PushError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let rejected = Code.rejected
     public static let wrongContentType = Code.wrongContentType
     public static let store = Code.store
+    public static let invalidConfiguration = Code.invalidConfiguration
 }

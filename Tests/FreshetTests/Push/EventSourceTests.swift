@@ -207,6 +207,31 @@ struct EventSourceTests {
         }
     }
 
+    @Test("a configuration that cannot work (bad source name, maximumEventBytes below 1) is invalidConfiguration from run, before any request")
+    func invalidConfiguration() async throws {
+        let world = MutationWorld()
+        try await world.withStore { (store: Store) async throws in
+            let cases: [(EventSource.Configuration, String)] = [
+                (Self.configuration { $0.source = "" }, #"the source name must be 1 to 200 bytes without control characters, got """#),
+                (Self.configuration { $0.source = "a\nb" }, #"the source name must be 1 to 200 bytes without control characters, got "a\nb""#),
+                (Self.configuration { $0.source = String(repeating: "s", count: 201) }, "the source name must be 1 to 200 bytes without control characters, got \"\(String(repeating: "s", count: 201))\""),
+                (Self.configuration { $0.maximumEventBytes = 0 }, "maximumEventBytes must be at least 1, got 0"),
+            ]
+            for (configuration, message) in cases {
+                let streams = ScriptedEventStreams([.status(204)])
+                do throws(PushError) {
+                    try await EventSource(store: store, configuration: configuration, transport: streams).run()
+                    Issue.record("run returned for \(configuration.source.debugDescription)")
+                } catch {
+                    #expect(error.code == .invalidConfiguration)
+                    #expect(error.message == message)
+                }
+                #expect(streams.requests.isEmpty)
+            }
+            #expect(store.lastLSN == .zero)
+        }
+    }
+
     @Test("204 ends run; a 404 and a 3xx throw rejected; a 200 that is not text/event-stream throws wrongContentType")
     func terminalAnswers() async throws {
         let world = MutationWorld()
