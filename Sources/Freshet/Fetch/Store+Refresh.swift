@@ -97,9 +97,11 @@ extension Store {
     }
 
     /// Observes `resource`'s collection like ``observe(_:)-(String)`` and, like TanStack
-    /// Query's `useQuery`, refreshes it in the background when it is stale: at once, and
-    /// again whenever it reaches its `staleAt` while observed (the store's staleness timer). The stored rows
-    /// come first, at once; fetch failures show in the snapshots' status and in the log.
+    /// Query's `useQuery`, refreshes it in the background when it is stale: at once (when the
+    /// first snapshot, the stored rows, is stale under the resource's policy), and again
+    /// whenever it reaches its `staleAt` while observed (the store's staleness timer) or a
+    /// delivered snapshot shows it evicted. The stored rows come first, at once; fetch failures
+    /// show in the snapshots' status and in the log (docs/freshness.md, "What observers receive").
     public func observe(_ resource: Resource) -> CollectionObservation {
         refreshes.register(resource)
         return hub.subscribe(resource.collection, afterFirst: { [weak self] first in
