@@ -100,13 +100,21 @@ extension Store {
     }
 
     /// Observes `resource`'s collection like ``observe(_:)-(String)`` and, like TanStack
-    /// Query's `useQuery`, refreshes it in the background when it is stale: at once, and
-    /// again whenever it reaches its `staleAt` while observed (the store's staleness timer). The stored rows
-    /// come first, at once; fetch failures show in the snapshots' status and in the log.
+    /// Query's `useQuery`, refreshes it in the background when it is stale: at once (when the
+    /// first snapshot, the stored rows, is stale under the resource's policy), and again
+    /// whenever it reaches its `staleAt` while observed (the store's staleness timer) or a
+    /// delivered snapshot shows it evicted. The stored rows come first, at once; fetch failures
+    /// show in the snapshots' status and in the log (docs/freshness.md, "What observers receive").
     public func observe(_ resource: Resource) -> CollectionObservation {
         refreshes.register(resource)
-        return hub.subscribe(resource.collection, afterFirst: { [weak self] in
-            self?.startBackgroundRefresh(resource, onlyIfStale: true)
+        return hub.subscribe(resource.collection, afterFirst: { [weak self] first in
+            guard let self else { return }
+            // "At once" judges the snapshot the observer was just shown. A task that read the
+            // store later could see another process's commit (an eviction) before this process
+            // adopted it, and refetch on it; a change after the first snapshot reaches the
+            // observer as a delivery instead (an eviction refetches there, see ObserverHub).
+            if let first, !self.freshness(of: resource.collection, mark: first.syncMark).isStale { return }
+            self.startBackgroundRefresh(resource, onlyIfStale: true)
         }, onStale: { [weak self] in
             // Time made it stale: refresh if the policy says so (refreshIfNeeded decides).
             self?.startBackgroundRefresh(resource, onlyIfStale: true)

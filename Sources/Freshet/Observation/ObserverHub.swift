@@ -110,10 +110,12 @@ final class ObserverHub: Sendable {
     }
 
     /// `afterFirst` runs on the delivery queue once the first snapshot is sent, so work it
-    /// starts (a background refresh) cannot overtake the stored state.
+    /// starts (a background refresh) cannot overtake the stored state. It is given that
+    /// snapshot (nil when the read failed), so it can judge what the observer was shown
+    /// rather than whatever the store holds by the time a task it starts runs.
     /// `onStale` runs on the delivery queue when the collection becomes stale by time while
     /// this observer is subscribed (see ``becameStale(_:)``).
-    func subscribe(_ collection: String, afterFirst: (@Sendable () -> Void)? = nil, onStale: (@Sendable () -> Void)? = nil) -> CollectionObservation {
+    func subscribe(_ collection: String, afterFirst: (@Sendable (Snapshot?) -> Void)? = nil, onStale: (@Sendable () -> Void)? = nil) -> CollectionObservation {
         let id = nextID.add(1, ordering: .relaxed).newValue
         // The buffer keeps the first snapshot until it is read (see SnapshotBuffer): a
         // refresh that `afterFirst` starts cannot replace it with `refreshing`.
@@ -132,8 +134,8 @@ final class ObserverHub: Sendable {
             // An observation dropped before it was registered has nobody to deliver to.
             guard !buffer.hasEnded else { return }
             self.subscribers.withLock { $0[collection, default: [:]][id] = Subscriber(buffer: buffer, onStale: onStale) }
-            self.deliver(collection)
-            afterFirst?()
+            let first = self.deliver(collection)
+            afterFirst?(first)
         }
         return CollectionObservation(lifetime: ObservationLifetime(buffer))
     }
@@ -191,15 +193,18 @@ final class ObserverHub: Sendable {
         }
     }
 
-    private func deliver(_ collection: String) {
+    /// Reads `collection` once and sends it to the observers it is news to; returns the
+    /// snapshot read (nil when nobody observes it or the read failed).
+    @discardableResult
+    private func deliver(_ collection: String) -> Snapshot? {
         let targets = subscribers.withLock { $0[collection] ?? [:] }
-        guard !targets.isEmpty else { return }
+        guard !targets.isEmpty else { return nil }
         let snapshot: Snapshot
         do {
             snapshot = try read(collection)
         } catch {
             for (_, s) in targets { s.buffer.finish(throwing: error) }
-            return
+            return nil
         }
         delivered(collection, snapshot)
         let shown = Shown(snapshot)
@@ -238,5 +243,6 @@ final class ObserverHub: Sendable {
         if sent > 0 { emitted.add(sent, ordering: .relaxed) }
         // An `observe(resource)` refetches it, as it would on a first observation of an empty key.
         if evicted, let refetch = targets.values.lazy.compactMap(\.onStale).first { refetch() }
+        return snapshot
     }
 }
