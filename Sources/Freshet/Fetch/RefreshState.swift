@@ -132,6 +132,11 @@ final class RefreshState: Sendable {
             // refresh, a reload, a loadMore): each decides what to fetch from what the one
             // before it left.
             let previous = s.shared.filter { $0.value.collection == collection }.max { $0.key < $1.key }?.value.worker
+            // A caller asked for after this request must see what it folds: the collection's
+            // older requests under other keys stop being joinable (a loadMore asked during a
+            // `.firstPage` reset must not join the loadMore in flight before it, whose page
+            // the reset drops).
+            for other in s.joinable.values where other != s.joinable[key] && s.shared[other]?.collection == collection { s.retire(other) }
             let id = s.makeID()
             let worker = start(id, previous)
             s.shared[id] = Shared(key: key, collection: collection, worker: worker, waiters: [waiter: continuation], url: url)

@@ -36,6 +36,31 @@ struct PagingOrderTests {
         }
     }
 
+    @Test("a loadMore asked after a .firstPage reset that was asked during another loadMore does not join that loadMore: it loads page 2 after the reset")
+    func loadMoreAfterResetDoesNotJoinEarlierLoadMore() async throws {
+        try await withScriptedStore { (h: ScriptedStore) async throws in
+            let gate = Gate()
+            h.transport.on("/p?page=1", reply: .json(PagedFixture.body(1, of: 3)), .json(PagedFixture.body(1, of: 3)))
+            h.transport.on("/p?page=2", reply: .held(gate, then: .json(PagedFixture.body(2, of: 3))), .json(PagedFixture.body(2, of: 3)))
+            try await h.store.refresh(PagedFixture.resource)
+            let store = h.store
+            let first = Task { try await store.loadMore(PagedFixture.resource) }
+            await gate.waitUntilReached()
+            let reset = Task { try await store.refresh(PagedFixture.resource, mode: .firstPage) }
+            await SharedRequestTests.waitForWaiters(store, "pages", 2)
+            let later = Task { try await store.loadMore(PagedFixture.resource) }
+            await SharedRequestTests.waitForWaiters(store, "pages", 3)
+            gate.release()
+            #expect(try await first.value == .loaded(RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 2)))
+            #expect(try await reset.value == RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 3))
+            #expect(try await later.value == .loaded(RefreshSummary(pages: 1, notModified: 0, rows: 2, lsn: 4)))
+            #expect(h.transport.requests.map(\.request.url.query) == ["page=1", "page=2", "page=1", "page=2"])
+            let snapshot = try h.store.snapshot("pages")
+            #expect(snapshot.rows.map(\.id) == ["1", "2", "3", "4"])
+            #expect(snapshot.query.hasMore)
+        }
+    }
+
     @Test("a loadMore asked while the first fetch of the list is in flight loads page 2, never page 1 twice")
     func loadMoreDuringFirstFetch() async throws {
         try await withScriptedStore { (h: ScriptedStore) async throws in

@@ -125,7 +125,7 @@ struct DamagedFileTests {
     @Test("827 header edits, 200 bit flips and 6 truncations of a 46-page store: every open in a child process ends with ok or a typed error, none crashes")
     func corpusNeverCrashes() async throws {
         try await withTemporaryDirectory { root in
-            let (original, summary, edits, flips, truncations) = try await Self.fixtureCorpus(in: root)
+            let (_, summary, edits, flips, truncations) = try await Self.fixtureCorpus(in: root)
             let all = edits + flips + truncations
             let outcomes = try await Self.openInChildren(all, under: root.appendingPathComponent("corpus"))
             let crashes = outcomes.filter { $0.value.hasPrefix("crash") }.map { "\($0.key): \($0.value)" }.sorted()
