@@ -25,7 +25,8 @@ extension Command {
                   checkpoint the state, drop older records (keeps the window and pending mutations)
           help [COMMAND], COMMAND --help, --version
         An LSN (log sequence number) numbers each event of the log: 1, 2, 3, … never reused.
-        Tools open the store read-only and never send its pending mutations.
+        No command sends a store's pending mutations; all but compact (which writes a checkpoint)
+        and import (which creates a new store) open the store read-only.
         exit status: 0 ok, 1 problem found, 2 usage error or unreadable store
         """
 

@@ -37,7 +37,7 @@ extension Tool {
         }
         do {
             let result = try Store.importLog(lines: lines, into: URL(fileURLWithPath: options.directory), through: options.through)
-            standardOutput("imported \(result.records) records through LSN \(result.lastLSN) into \(options.directory)")
+            standardOutput("imported \(result.records) \(result.records == 1 ? "record" : "records") through LSN \(result.lastLSN) into \(options.directory)")
             return 0
         } catch {
             let source = options.file == "-" ? "standard input" : options.file

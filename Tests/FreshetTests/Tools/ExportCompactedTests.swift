@@ -75,7 +75,7 @@ extension LogToolTests.ExportImportTests {
             try await withTemporaryDirectory { copy in
                 let run = try importLines(export.stdout, into: copy)
                 #expect(run.stderr == [])
-                #expect(run.stdout == ["imported 1 records through LSN 2 into \(copy.path)"])
+                #expect(run.stdout == ["imported 1 record through LSN 2 into \(copy.path)"])
                 #expect(runTool(["verify", copy.path]).status == 0)
                 let store = try Store(directory: copy, configuration: .test(), dependencies: .test())
                 defer { store.close() }
