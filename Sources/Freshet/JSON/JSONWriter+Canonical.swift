@@ -97,10 +97,10 @@ extension JSONWriter {
     /// `json` (one JSON text, RFC 8259) in the canonical row form of
     /// ``canonical(_:of:in:)`` — the form the fold gives fetched rows — so a row that enters
     /// through a local write, a push or a mutation is stored as the same bytes as the same row
-    /// fetched. Bytes already canonical are returned as they are (no copy).
+    /// fetched. Returns nil when `json` is canonical already (no copy, no comparison).
     /// - Throws: ``JSONError`` when `json` is not exactly one JSON value (not JSON, truncated,
     ///   empty, or two values).
-    package static func canonicalForm(of json: Data) throws(JSONError) -> Data {
+    package static func canonicalForm(of json: Data) throws(JSONError) -> Data? {
         let outcome: Result<Data?, JSONError> = json.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             do throws(JSONError) {
@@ -115,6 +115,6 @@ extension JSONWriter {
                 return .failure(error)
             }
         }
-        return try outcome.get() ?? json
+        return try outcome.get()
     }
 }

@@ -39,8 +39,8 @@ extension Store {
 
     private static func canonicalRow(_ row: Row, in collection: String, kind: String) throws(StoreError) -> Row {
         do throws(JSONError) {
-            let json = try JSONWriter.canonicalForm(of: row.json)
-            return json == row.json ? row : Row(id: row.id, json: json)
+            guard let json = try JSONWriter.canonicalForm(of: row.json) else { return row }
+            return Row(id: row.id, json: json)
         } catch {
             throw StoreError(.invalidEvent, "\(kind) for \(collection): row \(row.id.debugDescription) is not one JSON value (\(error))")
         }
