@@ -174,7 +174,7 @@ public enum Command: Equatable, Sendable {
                 }
             }
             guard positional.count == 2 else { throw UsageError(message: "why: needs a store directory and a collection (freshet why DIR COLLECTION)") }
-            options.directory = positional[0]
+            options.directory = storePath(positional[0])
             options.collection = positional[1]
             return .why(options)
         case "export":
@@ -202,7 +202,7 @@ public enum Command: Equatable, Sendable {
                 }
             }
             guard positional.count == 2 else { throw UsageError(message: "import: needs a new store directory and a JSON Lines file (freshet import DIR FILE, - for standard input)") }
-            var options = ImportOptions(directory: positional[0], file: positional[1])
+            var options = ImportOptions(directory: storePath(positional[0]), file: positional[1])
             options.through = through
             return .importLog(options)
         case "compact":
@@ -246,7 +246,15 @@ public enum Command: Equatable, Sendable {
             directory = arg
         }
         guard let directory else { throw UsageError(message: "\(command): missing store directory (freshet \(command) DIR)") }
-        return directory
+        return storePath(directory)
+    }
+
+    /// A store directory as typed, spelled as `URL(fileURLWithPath:).relativePath` spells it
+    /// (relative stays relative and `..` stays; a trailing `/`, as shell completion adds, is
+    /// dropped): the name the library's messages use too (`Store.displayPath`), so every
+    /// line of every command names the store the same way.
+    static func storePath(_ typed: String) -> String {
+        typed.isEmpty ? typed : URL(fileURLWithPath: typed).relativePath
     }
 
     /// `-x` and `--x` are options (known or not); `-` alone is an argument (standard input).

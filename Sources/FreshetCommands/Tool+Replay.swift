@@ -60,8 +60,7 @@ extension Tool {
             }
         }
         if let value = options.collection, result.snapshots.isEmpty { reportNoMatch(value, in: options.directory) }
-        for problem in result.problems { standardError("freshet: skipped: \(problem)") }
-        return result.problems.isEmpty ? 0 : 1
+        return reportSkipped(result.problems)
     }
 
     /// A snapshot as one JSON object: collection, status, lsn, syncMark, pending, rows (id and value).

@@ -55,7 +55,7 @@ extension Tool {
                 }
             }
             standardOutput(w.takeLine())
-            return reportUnreadable(s.unreadableRecords, in: options.directory)
+            return max(reportMissing(s.missingRecords, in: options.directory), reportUnreadable(s.unreadableRecords, in: options.directory))
         }
         func when(_ p: (lsn: LSN, time: Date)?) -> String { p.map { "LSN \($0.lsn) at \(LogRecord.iso8601($0.time))" } ?? "none" }
         standardOutput("store        \(options.directory)")
@@ -71,7 +71,7 @@ extension Tool {
         for c in s.collections {
             standardOutput("  \(TerminalEscaping.escaped(c.name))  \(c.records) records  \(c.logBytes) log bytes  \(c.rows) rows  \(c.rowBytes) row bytes")
         }
-        return reportUnreadable(s.unreadableRecords, in: options.directory)
+        return max(reportMissing(s.missingRecords, in: options.directory), reportUnreadable(s.unreadableRecords, in: options.directory))
     }
 
     /// 0, or 1 with one line on standard error when some records do not decode.

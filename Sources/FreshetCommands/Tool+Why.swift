@@ -93,7 +93,7 @@ extension Tool {
                 }
             }
             standardOutput(w.takeLine())
-            return 0
+            return reportSkipped(d.problems)
         }
         standardOutput("\(TerminalEscaping.escaped(d.collection)): \(TerminalEscaping.escaped(d.summary))")
         standardOutput("  judged at \(LogRecord.iso8601(d.time)) under policy \(policy) (\(source)); status \(TerminalEscaping.escaped(d.status.description))")
@@ -104,6 +104,6 @@ extension Tool {
             standardOutput("  timeline:")
             for r in d.timeline { standardOutput("  " + Self.textLine(r)) }
         }
-        return 0
+        return reportSkipped(d.problems)
     }
 }

@@ -77,6 +77,13 @@ public struct Tool {
         return TerminalEscaping.escaped(unquoted) == unquoted ? message : TerminalEscaping.escaped(message)
     }
 
+    /// Says on standard error which records a replay skipped (unreadable, or missing up to
+    /// the point asked for), one line each; returns 1 when there is one, else 0.
+    func reportSkipped(_ problems: [StoreProblem]) -> Int32 {
+        for problem in problems { standardError("freshet: skipped: \(problem)") }
+        return problems.isEmpty ? 0 : 1
+    }
+
     /// Says on standard error that `--from LSN` is after the last record, as replay and why do; returns 2.
     func reportPastEnd(_ lsn: LSN, of store: Store, in path: String) -> Int32 {
         standardError("freshet: LSN \(lsn) is past the end of the log of \(path) (last LSN \(store.lastLSN))")
@@ -87,6 +94,7 @@ public struct Tool {
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
         guard options.from <= max(store.lastLSN, LSN(1)) else { return reportPastEnd(options.from, of: store, in: options.directory) }
+        if let to = options.to, to > store.lastLSN { return reportPastEnd(to, of: store, in: options.directory) }
         // A range compaction removed (all of it before the checkpoint) is refused like replay's.
         do {
             if let checkpoint = try store.latestCheckpoint(), let to = options.to, to <= checkpoint.throughLSN,
@@ -101,8 +109,9 @@ public struct Tool {
         let filter = options.collection.map(CollectionFilter.init) ?? .all
         var problems = 0
         var matched = 0
+        var gaps: [StoreProblem] = []
         do {
-            try store.readLog(from: options.from, to: options.to) { entry in
+            try store.readLog(from: options.from, to: options.to, missing: { gaps.append($0) }) { entry in
                 switch entry {
                 case .record(let record):
                     guard filter.matches(record.collection) else { return true }
@@ -123,11 +132,20 @@ public struct Tool {
             return 2
         }
         if let value = options.collection, matched == 0 { reportNoMatch(value, in: options.directory) }
+        let missing = reportMissing(gaps, in: options.directory)
         if problems > 0 {
             standardError("freshet: \(problems) unreadable record\(problems == 1 ? "" : "s") in \(options.directory)")
             return 1
         }
-        return 0
+        return missing
+    }
+
+    /// Says on standard error which LSNs are missing from the log (``Store/readLog(from:to:collection:missing:_:)``),
+    /// one line per gap naming the store: `freshet: DIR: log · LSN 4: LSN 4 is missing: the log
+    /// jumps from 3 to 5`. Returns 1 when there is one, else 0.
+    func reportMissing(_ gaps: [StoreProblem], in path: String) -> Int32 {
+        for gap in gaps { standardError("freshet: \(path): \(gap)") }
+        return gaps.isEmpty ? 0 : 1
     }
 
     static func textLine(_ r: LogRecord) -> String {

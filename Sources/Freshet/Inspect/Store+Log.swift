@@ -21,14 +21,26 @@ extension Store {
     /// optionally only one collection's records, handing each entry to `body` until it
     /// returns false. Runs in one read transaction: it sees one consistent log.
     ///
-    /// - Throws: ``StoreError/closed``, ``StoreError/storage``, or what `body` throws.
-    public func readLog(from: LSN = LSN(1), to: LSN? = nil, collection: String? = nil, _ body: (LogEntry) throws -> Bool) throws {
+    /// `missing`, when given, is called with each range of LSNs missing from `from ... to`
+    /// under the rule `verify` applies (``LSNContinuity``: none may be missing, except at or
+    /// before the latest checkpoint's `throughLSN`), before the entry that follows the gap:
+    /// `LSN 4 is missing: the log jumps from 3 to 5`. A gap just before `to` is seen in the
+    /// first key after it.
+    ///
+    /// - Throws: ``StoreError/closed``, ``StoreError/storage``, ``StoreError/corruptRecord``
+    ///   (with `missing`) when `meta.checkpoint` names no readable checkpoint, or what `body` throws.
+    public func readLog(from: LSN = LSN(1), to: LSN? = nil, collection: String? = nil, missing: ((StoreProblem) -> Void)? = nil,
+                        _ body: (LogEntry) throws -> Bool) throws {
         try checkOpen()
         do {
             try env.read { txn in
+                var continuity = try missing.map { _ in
+                    LSNContinuity(after: try Self.continuityFloor(before: from, dbs: state.dbs, in: txn), from: from, through: to)
+                }
                 try txn.forEach(state.dbs.log, from: from.keyBytes) { key, value in
                     guard key.count == 8 else { return true }
                     let lsn = LSN(Keys.readUInt64(key, at: 0))
+                    if let gap = continuity?.take(lsn) { missing?(gap) }
                     if let to, lsn > to { return false }
                     let entry: LogEntry
                     do throws(StoreError) {
@@ -43,5 +55,20 @@ extension Store {
         } catch let error as LMDBError {
             throw StoreError(error, doing: "reading the log")
         }
+    }
+}
+
+extension Store {
+    /// Where a gap check of the log from `from` on starts: the last LSN the log holds before
+    /// `from`, or the latest checkpoint's `throughLSN` when that is later (``LSNContinuity``).
+    static func continuityFloor(before from: LSN, dbs: StoreDatabases, in txn: borrowing Transaction) throws -> LSN {
+        var before = LSN.zero
+        if from > LSN(1) {
+            try txn.forEach(dbs.log, from: LSN(from.rawValue - 1).keyBytes, reverse: true) { key, _ in
+                if key.count == 8 { before = LSN(Keys.readUInt64(key, at: 0)) }
+                return false
+            }
+        }
+        return LSNContinuity.floor(before: before, checkpointThrough: try dbs.latestCheckpoint(in: txn)?.checkpoint.throughLSN)
     }
 }

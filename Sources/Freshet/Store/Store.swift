@@ -16,8 +16,13 @@ import Synchronization
 ///
 /// A store is `Sendable`; share one per directory. One process may open a directory once.
 public final class Store: Sendable {
-    /// The store's directory (it holds LMDB's `data.mdb` and `lock.mdb`).
+    /// The store's directory (it holds LMDB's `data.mdb` and `lock.mdb`), standardized and absolute.
     public let directory: URL
+    /// The directory as the caller named it (the `directory` given to `init`, as
+    /// `URL.relativePath` spells it: a relative path stays relative, `..` stays): every
+    /// message of the store and of the log tools names the store by it, as `freshet` shows
+    /// the path the user typed (docs/operations.md, "Exit status").
+    public let displayPath: String
     public let configuration: Configuration
     let dependencies: Dependencies
     let env: Environment
@@ -82,9 +87,10 @@ public final class Store: Sendable {
             throw StoreError(.invalidConfiguration, "Configuration.maxReaders is \(configuration.maxReaders); it must be 1 ... 100000")
         }
         let path = directory.standardizedFileURL.path
+        let shown = directory.relativePath
         var createdDirectory = false
         if try StoreFiles.identity(of: path) == nil {
-            guard create else { throw StoreError(.notAStore, "\(path) does not exist") }
+            guard create else { throw StoreError(.notAStore, "\(shown) does not exist") }
             createdDirectory = try StoreFiles.createDirectory(path)
         }
         /// Removes the directory again when this call created it and opening failed.
@@ -93,15 +99,15 @@ public final class Store: Sendable {
         }
         let identities: Set<StoreFiles.Identity>
         do {
-            identities = try StoreFiles.check(directory: path, create: create)
-            try StoreFiles.checkDataFile(directory: path)
+            identities = try StoreFiles.check(directory: path, create: create, shownAs: shown)
+            try StoreFiles.checkDataFile(directory: path, shownAs: shown)
         } catch {
             undoCreate()
             throw error
         }
         guard OpenDirectories.claim(identities) else {
             undoCreate()
-            throw StoreError(.alreadyOpen, "\(path) is already open in this process (under this or another path); share the one Store")
+            throw StoreError(.alreadyOpen, "\(shown) is already open in this process (under this or another path); share the one Store")
         }
         var claimed = identities
         do {
@@ -111,7 +117,7 @@ public final class Store: Sendable {
             case .none: .noSync
             }
             let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, maxReaders: configuration.maxReaders, sync: sync, readOnly: !create)
-            let (dbs, lastLSN) = try Self.prepare(env, path: path, create: create)
+            let (dbs, lastLSN) = try Self.prepare(env, shownAs: shown, create: create)
             // The files a new store just created belong to this claim too.
             let created = try StoreFiles.check(directory: path, create: create).subtracting(claimed)
             OpenDirectories.extend(created)
@@ -120,6 +126,7 @@ public final class Store: Sendable {
             self.env = env
             self.state = state
             self.directory = URL(fileURLWithPath: path)
+            self.displayPath = shown
             self.configuration = configuration
             self.dependencies = dependencies
             self.claimed = claimed
@@ -161,7 +168,7 @@ public final class Store: Sendable {
         } catch {
             OpenDirectories.release(claimed)
             undoCreate()
-            throw StoreError(error, doing: "opening \(path)")
+            throw StoreError(error, doing: "opening \(shown)")
         }
         compactOnOpenIfDue()
         // Pending mutations found in the log are sent again (trigger: store open); a read-only
@@ -194,7 +201,7 @@ public final class Store: Sendable {
 
     /// Opens the named databases, checks the format version, and finds the last LSN. An
     /// existing store (`create` false) is opened read-only and written nothing.
-    private static func prepare(_ env: Environment, path: String, create: Bool) throws -> (StoreDatabases, LSN) {
+    private static func prepare(_ env: Environment, shownAs path: String, create: Bool) throws -> (StoreDatabases, LSN) {
         func inspect(_ txn: borrowing Transaction) throws -> (StoreDatabases, LSN, needsVersion: Bool) {
             let dbs: StoreDatabases
             do {
@@ -246,7 +253,7 @@ public final class Store: Sendable {
     deinit { close() }
 
     func checkOpen() throws(StoreError) {
-        if isClosed.load(ordering: .acquiring) { throw StoreError(.closed, "the store at \(directory.path) is closed") }
+        if isClosed.load(ordering: .acquiring) { throw StoreError(.closed, "the store at \(displayPath) is closed") }
     }
 
     /// The LSN of the last committed event this process knows of (``LSN/zero`` for an empty
@@ -269,7 +276,7 @@ public final class Store: Sendable {
         do {
             return try writer.checkForExternalChanges().sorted()
         } catch {
-            throw StoreError(error, doing: "checking \(directory.path) for other processes' events")
+            throw StoreError(error, doing: "checking \(displayPath) for other processes' events")
         }
     }
 

@@ -32,21 +32,22 @@ enum StoreFiles {
     ///   (a FIFO would make LMDB block in `read`), when `data.mdb` is empty (LMDB would
     ///   silently write a new store over it), or when `create` is false and there is no
     ///   `data.mdb`. Nothing is opened or changed.
-    static func check(directory: String, create: Bool) throws(StoreError) -> Set<Identity> {
-        guard let dir = try identity(of: directory) else { throw StoreError(.notAStore, "\(directory) does not exist") }
-        guard (dir.mode & S_IFMT) == S_IFDIR else { throw StoreError(.notAStore, "\(directory) is a file, not a store directory") }
+    static func check(directory: String, create: Bool, shownAs shown: String? = nil) throws(StoreError) -> Set<Identity> {
+        let named = shown ?? directory
+        guard let dir = try identity(of: directory) else { throw StoreError(.notAStore, "\(named) does not exist") }
+        guard (dir.mode & S_IFMT) == S_IFDIR else { throw StoreError(.notAStore, "\(named) is a file, not a store directory") }
         var identities: Set<Identity> = [dir.0]
         for name in ["data.mdb", "lock.mdb"] {
             let path = directory + "/" + name
             guard let file = try identity(of: path) else {
-                if name == "data.mdb", !create { throw StoreError(.notAStore, "\(directory) holds no Freshet store (no data.mdb)") }
+                if name == "data.mdb", !create { throw StoreError(.notAStore, "\(named) holds no Freshet store (no data.mdb)") }
                 continue
             }
             guard (file.mode & S_IFMT) == S_IFREG else {
-                throw StoreError(.notAStore, "\(path) is not a regular file (\(kind(file.mode))); a store's \(name) must be one")
+                throw StoreError(.notAStore, "\(named)/\(name) is not a regular file (\(kind(file.mode))); a store's \(name) must be one")
             }
             if name == "data.mdb", file.size == 0 {
-                throw StoreError(.notAStore, "\(path) is empty (0 bytes), not a store; it is left as it is (remove it to create a new store there)")
+                throw StoreError(.notAStore, "\(named)/\(name) is empty (0 bytes), not a store; it is left as it is (remove it to create a new store there)")
             }
             identities.insert(file.0)
         }

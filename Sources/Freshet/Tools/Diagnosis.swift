@@ -67,4 +67,7 @@ public struct Diagnosis: Sendable {
     /// The checkpoint the timeline starts after, when the log was compacted: records up to
     /// its `throughLSN` are not in the timeline.
     public var checkpoint: CheckpointInfo? = nil
+    /// Unreadable records and missing LSNs met on the way (skipped, as ``Replay/problems``):
+    /// `why --lsn 4` of a log holding 1, 2, 3, 5 judges at LSN 3 and names LSN 4 here.
+    public var problems: [StoreProblem] = []
 }

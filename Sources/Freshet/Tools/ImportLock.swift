@@ -4,17 +4,18 @@ import Foundation
 struct ImportLock {
     let descriptor: Int32
 
-    init(_ path: String) throws(ToolError) {
+    /// Messages name the directory `shown` (the path as the caller gave it).
+    init(_ path: String, shownAs shown: String) throws(ToolError) {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw ToolError(StoreError(.storage, "cannot create \(path): \(error.localizedDescription)"))
+            throw ToolError(StoreError(.storage, "cannot create \(shown): \(error.localizedDescription)"))
         }
         descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw ToolError(StoreError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")) }
+        guard descriptor >= 0 else { throw ToolError(StoreError(.storage, "cannot open \(shown): \(String(cString: strerror(errno)))")) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
-            throw ToolError(.notEmpty, "\(path) is not empty: another import is writing a store there; nothing was written")
+            throw ToolError(.notEmpty, "\(shown) is not empty: another import is writing a store there; nothing was written")
         }
     }
 

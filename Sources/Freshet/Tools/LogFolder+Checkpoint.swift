@@ -30,7 +30,7 @@ extension LogFolder {
                 return (record, checkpoint, kept, problems)
             }
         } catch {
-            throw StoreError(error, doing: "reading the checkpoint of \(store.directory.path)")
+            throw StoreError(error, doing: "reading the checkpoint of \(store.displayPath)")
         }
         guard let (record, checkpoint, kept, problems) = found else { return nil }
         try scratch.load(checkpoint, keptRecords: kept)
@@ -49,9 +49,9 @@ extension LogFolder {
         case .end:
             return
         case .lsn(let lsn) where lsn < checkpoint.throughLSN:
-            throw ToolError(.beforeCheckpoint, "LSN \(lsn) is before the \(checkpoint) of \(store.directory.path): compaction removed the records up to LSN \(checkpoint.throughLSN); ask for LSN \(checkpoint.throughLSN) or later")
+            throw ToolError(.beforeCheckpoint, "LSN \(lsn) is before the \(checkpoint) of \(store.displayPath): compaction removed the records up to LSN \(checkpoint.throughLSN); ask for LSN \(checkpoint.throughLSN) or later")
         case .time(let time) where time < checkpoint.throughTime:
-            throw ToolError(.beforeCheckpoint, "\(LogRecord.iso8601(time)) is before the \(checkpoint) of \(store.directory.path): compaction removed the history before it")
+            throw ToolError(.beforeCheckpoint, "\(LogRecord.iso8601(time)) is before the \(checkpoint) of \(store.displayPath): compaction removed the history before it")
         default:
             return
         }

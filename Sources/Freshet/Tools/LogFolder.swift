@@ -23,16 +23,19 @@ final class LogFolder {
     private(set) var checkpoint: CheckpointInfo?
     /// Each collection's last recorded ``ReadPolicy`` among the records folded (and in the
     /// checkpoint started from), with the LSN of the record that carried it.
-    private(set) var policies: [String: (lsn: LSN, policy: ReadPolicy)] = [:]
+    private(set) var recordedPolicies: [String: (lsn: LSN, policy: ReadPolicy)] = [:]
+    /// Which LSNs may be missing (``LSNContinuity``): from LSN 1, or after the checkpoint's `throughLSN`.
+    private var continuity = LSNContinuity(after: .zero)
 
     init(store: Store) throws(StoreError) {
         self.store = store
         self.scratch = ScratchState(dbs: store.state.dbs)
         if let start = try loadLatestCheckpoint() {
             checkpoint = start.info
-            for p in start.policies { policies[p.collection] = (p.lsn, p.policy) }
+            for p in start.policies { recordedPolicies[p.collection] = (p.lsn, p.policy) }
             problems += start.problems
             lastSeen = start.info.throughLSN
+            continuity = LSNContinuity(after: start.info.throughLSN)
             lastFolded = (start.info.throughLSN, start.info.throughTime)
         }
     }
@@ -54,12 +57,15 @@ final class LogFolder {
                 return last
             }
         } catch {
-            throw StoreError(error, doing: "reading the log of \(store.directory.path)")
+            throw StoreError(error, doing: "reading the log of \(store.displayPath)")
         }
     }
 
-    /// Folds records until `stop` returns true for one (that record and the rest are left
-    /// unread) or the log ends. `atEnd`, when given, runs inside the source read transaction
+    /// Folds records up to `point` (the first record after it and the rest are left unread;
+    /// a time is compared as ``ReplayPoint/isAfter(_:_:)`` does) or the end of the log. LSNs
+    /// missing up to `point` are problems, a gap just before the first record after it
+    /// included (``LSNContinuity``): `.lsn(4)` of a log holding 1, 2, 3, 5 folds through LSN 3
+    /// and reports LSN 4 missing. `atEnd`, when given, runs inside the source read transaction
     /// in which the end of the log was reached, so it sees the materialized state exactly as
     /// of the last folded record even while an app keeps appending.
     ///
@@ -70,9 +76,11 @@ final class LogFolder {
     /// `unchunkedAfter` (the last LSN when the tool started) are folded, the next read
     /// transaction takes everything that was appended meanwhile, however much: the work is
     /// bounded.
-    func run(stopBefore stop: (LogRecord) -> Bool, visit: ((LogRecord) -> Void)? = nil, unchunkedAfter: LSN? = nil,
+    func run(to point: ReplayPoint, visit: ((LogRecord) -> Void)? = nil, unchunkedAfter: LSN? = nil,
              atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
         let log = store.state.dbs.log
+        let through: LSN? = if case .lsn(let lsn) = point { lsn } else { nil }
+        continuity.through = through
         var finished = false
         while !finished {
             do {
@@ -90,6 +98,11 @@ final class LogFolder {
                             reachedEnd = false
                             return false
                         }
+                        if let through, lsn > through {
+                            noteGap(before: lsn)
+                            stopped = true
+                            return false
+                        }
                         let bytes = Array(value)
                         let record: LogRecord
                         do throws(StoreError) {
@@ -100,12 +113,14 @@ final class LogFolder {
                             lastSeen = lsn
                             return true
                         }
-                        if stop(record) {
+                        if case .time(let time) = point, ReplayPoint.isAfter(record.timestamp, time) {
+                            // The missing records may be stamped before `time`: reported.
+                            noteGap(before: lsn)
                             stopped = true
                             return false
                         }
                         noteGap(before: lsn)
-                        if let p = record.event.readPolicy { policies[record.collection] = (lsn, p) }
+                        if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
                         chunk.append((record, bytes))
                         lastSeen = lsn
                         return true
@@ -121,15 +136,13 @@ final class LogFolder {
                     }
                 }
             } catch {
-                throw StoreError(error, doing: "replaying the log of \(store.directory.path)")
+                throw StoreError(error, doing: "replaying the log of \(store.displayPath)")
             }
         }
     }
 
-    /// Records a missing range when `lsn` does not follow the last LSN seen.
+    /// Records a missing range before `lsn` that reaches into the range folded.
     private func noteGap(before lsn: LSN) {
-        guard lsn != lastSeen.next else { return }
-        let missing = lastSeen.next == LSN(lsn.rawValue - 1) ? "LSN \(lastSeen.next) is missing" : "LSNs \(lastSeen.next)…\(LSN(lsn.rawValue - 1)) are missing"
-        problems.append(StoreProblem(database: "log", lsn: lastSeen.next, message: "\(missing): the log jumps from \(lastSeen) to \(lsn)"))
+        if let gap = continuity.take(lsn) { problems.append(gap) }
     }
 }

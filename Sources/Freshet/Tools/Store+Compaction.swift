@@ -42,7 +42,7 @@ extension Store {
     public func compact(keeping window: Duration? = nil, progressEvery: Int = 65_536, progress: ((CompactionProgress) -> Void)? = nil) throws(StoreError) -> CompactionReport {
         try checkOpen()
         guard !isReadOnly else {
-            throw StoreError(.permissionDenied, "\(directory.path) is open read-only (create: false); compaction writes the store")
+            throw StoreError(.permissionDenied, "\(displayPath) is open read-only (create: false); compaction writes the store")
         }
         let keep = window ?? configuration.compaction?.keep ?? CompactionPolicy().keep
         let before = try latestCheckpoint()?.lsn
@@ -51,7 +51,7 @@ extension Store {
         } catch {
             // Another compaction (another task or process) that committed meanwhile removed
             // records this one was folding: that is `locked`, not damage (nothing was removed).
-            let failure = StoreError(error, doing: "compacting \(directory.path)")
+            let failure = StoreError(error, doing: "compacting \(displayPath)")
             let after: LSN?
             do {
                 after = try latestCheckpoint()?.lsn
@@ -59,7 +59,7 @@ extension Store {
                 throw failure // the store cannot tell; the first error says more
             }
             if let after, after != before {
-                throw StoreError(.locked, "another compaction of \(directory.path) finished while this one ran (checkpoint at LSN \(after)); this one removed nothing")
+                throw StoreError(.locked, "another compaction of \(displayPath) finished while this one ran (checkpoint at LSN \(after)); this one removed nothing")
             }
             throw failure
         }
@@ -76,7 +76,7 @@ extension Store {
         let first = start?.throughLSN ?? .zero
         let total = Int(clamping: through.rawValue - first.rawValue)
         var folded = 0
-        try folder.run(stopBefore: { $0.lsn > through }, visit: { _ in
+        try folder.run(to: .lsn(through), visit: { _ in
             folded += 1
             if folded % interval == 0 { progress?(CompactionProgress(phase: .folding, done: folded, total: total)) }
         })
@@ -89,6 +89,7 @@ extension Store {
             throw StoreError(.corruptRecord, "nothing was removed: the fold stopped at LSN \(folder.lastFolded?.lsn ?? .zero), not at LSN \(through)")
         }
         let (entries, pending) = try folder.scratch.checkpointEntries()
+        let policies = try folder.policies()
         let kept = Set(pending)
         let written = try withMapGrowth {
             try env.write { txn -> (LogRecord, Int) in
@@ -111,10 +112,10 @@ extension Store {
                 progress?(CompactionProgress(phase: .removing, done: doomed.count, total: doomed.count))
                 let stored = try state.dbs.lastLSN(in: txn)
                 guard let lsn = stored.successor else {
-                    throw StoreError(.logExhausted, "the log of \(env.path) has used its last LSN (\(stored)); no checkpoint can be appended", lsn: stored)
+                    throw StoreError(.logExhausted, "the log of \(displayPath) has used its last LSN (\(stored)); no checkpoint can be appended", lsn: stored)
                 }
                 let checkpoint = Event.Checkpoint(throughLSN: through, throughTime: last.time, keptLSNs: kept.sorted(), removedCount: doomed.count, entries: entries,
-                                               policies: folder.policies.sorted { $0.key < $1.key }.map { .init(collection: $0.key, lsn: $0.value.lsn, policy: $0.value.policy) })
+                                               policies: policies.sorted { $0.key < $1.key }.map { .init(collection: $0.key, lsn: $0.value.lsn, policy: $0.value.policy) })
                 let record = LogRecord(lsn: lsn, timestamp: dependencies.now(), collection: "", event: .checkpoint(checkpoint))
                 try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
                 try Fold.apply(record, to: state, in: txn)
@@ -184,7 +185,7 @@ extension Store {
             guard since >= UInt64(max(1, policy.threshold)) else { return }
             result = .success(try compact(keeping: policy.keep))
         } catch {
-            result = .failure(StoreError(error, doing: "compacting \(directory.path) at open"))
+            result = .failure(StoreError(error, doing: "compacting \(displayPath) at open"))
         }
         openCompactionResult.withLock { $0 = result }
     }

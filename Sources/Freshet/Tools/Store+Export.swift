@@ -52,7 +52,7 @@ extension Store {
                 }
             }
         } catch {
-            throw ToolError.wrapping(error, doing: "exporting \(directory.path)")
+            throw ToolError.wrapping(error, doing: "exporting \(displayPath)")
         }
         return (written, skipped)
     }

@@ -33,15 +33,18 @@ extension Store {
     public static func importLog(lines: some Sequence<String>, into directory: URL, through: LSN? = nil) throws(ToolError) -> (records: Int, lastLSN: LSN) {
         var records: [LogRecord] = []
         var lineNumber = 0
-        var parsed = 0
+        // Every record's LSN and line, the ones after `through` too: the gap check reads the whole file.
+        var parsed: [(lsn: LSN, line: Int)] = []
+        var fileCheckpointThrough: LSN?
         for text in lines {
             lineNumber += 1
             if text.allSatisfy(\.isWhitespace) { continue }
             let record = try parseLine(text, number: lineNumber)
-            parsed += 1
-            if let last = records.last, record.lsn <= last.lsn {
+            if let last = parsed.last, record.lsn <= last.lsn {
                 throw ToolError(.invalidLine, "line \(lineNumber): LSN \(record.lsn) does not follow LSN \(last.lsn)")
             }
+            parsed.append((record.lsn, lineNumber))
+            if case .checkpoint(let c) = record.event { fileCheckpointThrough = c.throughLSN }
             if let through, record.lsn > through {
                 if case .checkpoint(let c) = record.event, let last = records.last, last.lsn > c.throughLSN {
                     throw ToolError(.beforeCheckpoint, "line \(lineNumber): LSN \(through) is before the checkpoint at LSN \(record.lsn), whose state the records after LSN \(c.throughLSN) build on; import through LSN \(record.lsn) or later, or through LSN \(c.throughLSN) or earlier")
@@ -56,35 +59,41 @@ extension Store {
         let checkpoint: Event.Checkpoint? = records.last { if case .checkpoint = $0.event { true } else { false } }.flatMap {
             if case .checkpoint(let c) = $0.event { c } else { nil }
         }
+        try checkContinuity(parsed, checkpointThrough: fileCheckpointThrough)
+        if let through, let last = parsed.last, through > last.lsn {
+            throw ToolError(.pastEnd, "LSN \(through) is past the end of the log (last LSN \(last.lsn), line \(last.line)); no store was created")
+        }
         guard !records.isEmpty else {
-            throw ToolError(.nothingToImport, parsed == 0 ? "nothing to import: no record in the file; no store was created"
+            throw ToolError(.nothingToImport, parsed.isEmpty ? "nothing to import: no record in the file; no store was created"
                                           : "nothing to import: no record at or before LSN \(through.map(\.description) ?? ""); no store was created")
         }
         let path = directory.standardizedFileURL.path
+        // Messages name the directory as the caller did (Store.displayPath).
+        let shown = directory.relativePath
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw ToolError(.notEmpty, "\(path) is a file, not a directory; import builds a new store in a new or empty directory") }
+            guard isDirectory.boolValue else { throw ToolError(.notEmpty, "\(shown) is a file, not a directory; import builds a new store in a new or empty directory") }
             let contents: [String]
             do {
                 contents = try FileManager.default.contentsOfDirectory(atPath: path)
             } catch {
-                throw ToolError(StoreError(.storage, "cannot list \(path): \(error.localizedDescription)"))
+                throw ToolError(StoreError(.storage, "cannot list \(shown): \(error.localizedDescription)"))
             }
-            guard contents.isEmpty else { throw ToolError(.notEmpty, "\(path) is not empty; import builds a new store in a new or empty directory") }
+            guard contents.isEmpty else { throw ToolError(.notEmpty, "\(shown) is not empty; import builds a new store in a new or empty directory") }
         }
         // One import at a time per directory: an advisory lock on the directory itself
         // (flock(2), released when the descriptor closes), then the emptiness check again
         // under it, so a racing import finds the first one's store instead of its half-made files.
-        let lock = try ImportLock(path)
+        let lock = try ImportLock(path, shownAs: shown)
         defer { lock.release() }
         do {
             guard try FileManager.default.contentsOfDirectory(atPath: path).isEmpty else {
-                throw ToolError(.notEmpty, "\(path) is not empty: another import wrote a store there meanwhile; nothing was written")
+                throw ToolError(.notEmpty, "\(shown) is not empty: another import wrote a store there meanwhile; nothing was written")
             }
         } catch let error as ToolError {
             throw error
         } catch {
-            throw ToolError(StoreError(.storage, "cannot list \(path): \(error.localizedDescription)"))
+            throw ToolError(StoreError(.storage, "cannot list \(shown): \(error.localizedDescription)"))
         }
         var configuration = Configuration(durability: .full)
         configuration.sendsMutations = false
@@ -103,7 +112,7 @@ extension Store {
                     // LMDB lets one write transaction run at a time: a second import racing
                     // into the same directory finds the first one's records here.
                     if start == 0, try txn.count(store.state.dbs.log) > 0 {
-                        throw ToolError(.notEmpty, "\(path) is not empty: another import wrote a store there meanwhile; nothing was written")
+                        throw ToolError(.notEmpty, "\(shown) is not empty: another import wrote a store there meanwhile; nothing was written")
                     }
                     if start == 0, let checkpoint { try store.state.dbs.load(checkpoint, in: txn) }
                     for record in chunk {
@@ -116,9 +125,23 @@ extension Store {
                 start += chunk.count
             }
         } catch {
-            throw ToolError.wrapping(error, doing: "importing into \(path)")
+            throw ToolError.wrapping(error, doing: "importing into \(shown)")
         }
         return (records.count, records.last?.lsn ?? .zero)
+    }
+
+    /// Refuses a log with LSNs missing where no checkpoint in it accounts for them, by the rule
+    /// `verify` applies (``LSNContinuity``). The file may start at any LSN: `export --from`
+    /// writes a tail of the log.
+    /// - Throws: ``ToolError/missingRecords`` naming the first missing LSN and the line after the gap.
+    private static func checkContinuity(_ parsed: [(lsn: LSN, line: Int)], checkpointThrough: LSN?) throws(ToolError) {
+        guard let first = parsed.first else { return }
+        var continuity = LSNContinuity(after: LSNContinuity.floor(before: LSN(first.lsn.rawValue - 1), checkpointThrough: checkpointThrough))
+        for entry in parsed {
+            if let gap = continuity.take(entry.lsn) {
+                throw ToolError(.missingRecords, "line \(entry.line): \(gap.message), and no checkpoint in the file accounts for it; no store was created")
+            }
+        }
     }
 
     /// One JSON Lines line as a record, checked as a live append would be.

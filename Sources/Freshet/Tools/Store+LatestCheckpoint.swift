@@ -14,7 +14,7 @@ extension Store {
                                       keptLSNs: checkpoint.keptLSNs, removedCount: checkpoint.removedCount)
             }
         } catch {
-            throw StoreError(error, doing: "reading the checkpoint of \(directory.path)")
+            throw StoreError(error, doing: "reading the checkpoint of \(displayPath)")
         }
     }
 }

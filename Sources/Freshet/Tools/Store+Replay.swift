@@ -23,7 +23,7 @@ extension Store {
         do {
             return try replayUntyped(to: point, collections: collections, policy: policy)
         } catch {
-            throw ToolError.wrapping(error, doing: "replaying \(directory.path)")
+            throw ToolError.wrapping(error, doing: "replaying \(displayPath)")
         }
     }
 
@@ -35,28 +35,23 @@ extension Store {
             let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
             switch point {
             case .lsn(let lsn) where lsn > last:
-                throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
+                throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(displayPath) (last LSN \(last))")
             default: break
             }
             try folder.checkReachable(point)
-            try folder.run(stopBefore: { record in
-                switch point {
-                case .end: false
-                case .lsn(let lsn): record.lsn > lsn
-                case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
-                }
-            })
+            try folder.run(to: point)
             if case .time(let time) = point, folder.lastFolded == nil {
                 let first = try firstRecordTime()
                 let detail = first.map { " (first record: LSN \($0.lsn) at \(LogRecord.iso8601($0.time)))" } ?? " (the log is empty)"
-                throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(directory.path)\(detail)")
+                throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(displayPath)\(detail)")
             }
             let now: Date? = switch point {
             case .time(let time): time
             default: folder.lastFolded?.time
             }
             let fallback = configuration.defaultFreshness
-            return try Self.projection(of: folder, collections: collections, policy: { policy ?? folder.policies[$0]?.policy.freshness ?? fallback }, now: now)
+            let recorded = try folder.policies()
+            return try Self.projection(of: folder, collections: collections, policy: { policy ?? recorded[$0]?.policy.freshness ?? fallback }, now: now)
     }
 
     private func firstRecordTime() throws -> (lsn: LSN, time: Date)? {

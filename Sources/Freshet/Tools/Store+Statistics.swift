@@ -3,8 +3,9 @@ import FreshetLMDB
 
 extension Store {
     /// Counts records by kind and collection, sizes, free pages, pending mutations and readers
-    /// (`mdb_stat`, `mdb_env_info`, `mdb_reader_list`). The log is scanned in short read
-    /// transactions of at most 4,096 records; the store is only read.
+    /// (`mdb_stat`, `mdb_env_info`, `mdb_reader_list`), and LSNs missing from the log
+    /// (``StoreStatistics/missingRecords``). The log is scanned in short read transactions of
+    /// at most 4,096 records; the store is only read.
     ///
     /// - Throws: ``ToolError/store`` when the store cannot be read.
     public func statistics() throws(ToolError) -> StoreStatistics {
@@ -16,6 +17,8 @@ extension Store {
             var done = false
             // The end when `stats` starts: a live store's later appends are left out.
             let end = try LogFolder.lastLSN(of: self)
+            // Gaps after the latest checkpoint's throughLSN are problems (LSNContinuity).
+            var continuity = LSNContinuity(after: try latestCheckpoint()?.throughLSN ?? .zero)
             while !done, next <= end {
                 done = true
                 try env.read { txn in
@@ -28,6 +31,7 @@ extension Store {
                         }
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
                         if lsn > end { return false }
+                        if let gap = continuity.take(lsn) { stats.missingRecords.append(gap) }
                         n += 1
                         next = lsn.next
                         stats.records += 1
@@ -75,7 +79,7 @@ extension Store {
             stats.fileBytes = (attributes[.size] as? NSNumber)?.intValue ?? 0
             return stats
         } catch {
-            throw ToolError.wrapping(error, doing: "reading statistics of \(directory.path)")
+            throw ToolError.wrapping(error, doing: "reading statistics of \(displayPath)")
         }
     }
 }

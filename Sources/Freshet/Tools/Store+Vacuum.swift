@@ -20,19 +20,20 @@ extension Store {
     ///   rename fails (the store is then untouched).
     public static func vacuum(directory: URL) throws(StoreError) -> VacuumReport {
         let path = directory.standardizedFileURL.path
-        guard try StoreFiles.identity(of: path) != nil else { throw StoreError(.notAStore, "\(path) does not exist") }
-        let identities = try StoreFiles.check(directory: path, create: false)
+        let shown = directory.relativePath // as the caller named it (Store.displayPath)
+        guard try StoreFiles.identity(of: path) != nil else { throw StoreError(.notAStore, "\(shown) does not exist") }
+        let identities = try StoreFiles.check(directory: path, create: false, shownAs: shown)
         guard OpenDirectories.claim(identities) else {
-            throw StoreError(.alreadyOpen, "\(path) is open in this process; close the Store before vacuuming it")
+            throw StoreError(.alreadyOpen, "\(shown) is open in this process; close the Store before vacuuming it")
         }
         defer { OpenDirectories.release(identities) }
         do {
             let sizes = try Vacuum.run(directory: path)
             return VacuumReport(bytesBefore: sizes.before, bytesAfter: sizes.after)
         } catch where error.function == Vacuum.busyFunction {
-            throw StoreError(.locked, "\(path) is open in another process (it holds LMDB's lock on lock.mdb); close it, then vacuum again")
+            throw StoreError(.locked, "\(shown) is open in another process (it holds LMDB's lock on lock.mdb); close it, then vacuum again")
         } catch {
-            throw StoreError(error, doing: "vacuuming \(path)")
+            throw StoreError(error, doing: "vacuuming \(shown)")
         }
     }
 }

@@ -23,12 +23,12 @@ extension Store {
             var problems: [StoreProblem] = []
             var compared = 0
             let startLSN = try folder.sourceLastLSN()
-            try folder.run(stopBefore: { _ in false }, unchunkedAfter: startLSN, atEnd: { txn in
+            try folder.run(to: .end, unchunkedAfter: startLSN, atEnd: { txn in
                 (problems, compared) = try Self.compare(source: txn, dbs: self.state.dbs, scratch: folder.scratch)
             })
             return VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
         } catch {
-            throw ToolError.wrapping(error, doing: "verifying \(directory.path)")
+            throw ToolError.wrapping(error, doing: "verifying \(displayPath)")
         }
     }
 

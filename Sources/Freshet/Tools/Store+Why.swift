@@ -13,7 +13,7 @@ extension Store {
         do {
             return try whyUntyped(collection, at: point, now: now, override: policy)
         } catch {
-            throw ToolError.wrapping(error, doing: "explaining \(collection) in \(directory.path)")
+            throw ToolError.wrapping(error, doing: "explaining \(collection) in \(displayPath)")
         }
     }
 
@@ -24,23 +24,17 @@ extension Store {
         // `.end` is the end when `why` starts: records an app appends meanwhile are left out.
         let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
         if case .lsn(let lsn) = point, lsn > last {
-            throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(directory.path) (last LSN \(last))")
+            throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(displayPath) (last LSN \(last))")
         }
         try folder.checkReachable(point)
         var timeline: [LogRecord] = []
-        try folder.run(stopBefore: { record in
-            switch point {
-            case .end: false
-            case .lsn(let lsn): record.lsn > lsn
-            case .time(let time): ReplayPoint.isAfter(record.timestamp, time)
-            }
-        }, visit: { record in
+        try folder.run(to: point, visit: { record in
             guard record.event.affectedCollections(primary: record.collection).contains(collection) else { return }
             timeline.append(record)
             if timeline.count > 200 { timeline.removeFirst(100) }
         })
         if case .time(let time) = point, folder.lastFolded == nil {
-            throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(directory.path)")
+            throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(displayPath)")
         }
         let judgedAt: Date = now ?? {
             if case .time(let t) = point { return t }
@@ -50,7 +44,7 @@ extension Store {
         let source: Diagnosis.PolicySource
         if let override {
             (policy, source) = (override, .given)
-        } else if let recorded = folder.policies[collection] {
+        } else if let recorded = try folder.policies()[collection] {
             if let checkpoint = folder.checkpoint, recorded.lsn <= checkpoint.throughLSN {
                 // The record that carried it was compacted away; the checkpoint kept the policy.
                 (policy, source) = (recorded.policy.freshness, .checkpoint(lsn: checkpoint.lsn, recordedAt: recorded.lsn, retry: recorded.policy.retry))
@@ -75,6 +69,7 @@ extension Store {
         var diagnosis = Diagnosis(collection: collection, verdict: verdict, summary: line, policy: policy, policySource: source, time: judgedAt, status: status, freshness: freshness,
                                   maskingMutations: masking, timeline: Array(timeline.suffix(50)), syncMark: mark)
         diagnosis.checkpoint = folder.checkpoint
+        diagnosis.problems = folder.problems
         return diagnosis
     }
 

@@ -19,6 +19,10 @@ public struct StoreStatistics: Sendable {
     public var records = 0
     /// Records that do not decode (checksum, unknown kind, truncation).
     public var unreadableRecords = 0
+    /// LSNs missing from the log where none may be (the rule `verify` applies: after the
+    /// latest checkpoint's `throughLSN`), one problem per gap: `LSN 4 is missing: the log jumps
+    /// from 3 to 5`.
+    public var missingRecords: [StoreProblem] = []
     /// Records by event kind name (`fetched`, `notModified`, …).
     public var recordsByKind: [String: Int] = [:]
     /// Bytes of all records as stored (keys excluded).

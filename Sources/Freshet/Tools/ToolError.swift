@@ -1,6 +1,6 @@
 import Foundation
 
-/// An error from a log tool (`replay`, `verify`, `stats`): a request the log cannot answer,
+/// An error from a log tool (`replay`, `verify`, `stats`, `why`, `export`, `import`): a request the log cannot answer,
 /// or a store that cannot be read. One line for a person; `freshet` exits with status 2.
 ///
 /// Match on the code with `catch ToolError.pastEnd`.
@@ -18,6 +18,7 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let notEmpty = Code(rawValue: "notEmpty")
         public static let beforeCheckpoint = Code(rawValue: "beforeCheckpoint")
         public static let nothingToImport = Code(rawValue: "nothingToImport")
+        public static let missingRecords = Code(rawValue: "missingRecords")
 
         /// Matches a ``ToolError`` by code.
         public static func ~= (code: Code, error: any Error) -> Bool {
@@ -63,6 +64,10 @@ public struct ToolError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `import` was given a file with no record (empty, blank lines only, or none at or before
     /// `--through`); no store is created.
     public static let nothingToImport = Code.nothingToImport
+    /// `import` was given a log with LSNs missing where no checkpoint in it accounts for them
+    /// (the rule `verify` applies, docs/operations.md): the message names the first missing
+    /// LSN and the line after the gap; no store is created.
+    public static let missingRecords = Code.missingRecords
 
     /// Keeps a ``ToolError``; wraps anything else as a ``store`` failure.
     static func wrapping(_ error: any Error, doing what: String) -> ToolError {
