@@ -52,8 +52,9 @@ extension Command {
             Prints one line per event of the log in LSN order: LSN, time (UTC), kind, collection
             and a summary. --from/--to bound the LSNs (both inclusive). --collection takes a
             name, or a prefix ending in / or * (pokemon/ or pokemon*). --json prints JSON Lines.
-            exit status: 0 ok, 1 unreadable records, 2 usage error, unreadable store or
-            --from past the end
+            LSNs missing from the range (not accounted for by a checkpoint) are named on stderr.
+            exit status: 0 ok, 1 unreadable or missing records, 2 usage error, unreadable store
+            or --from/--to past the end
             """,
         "replay": """
             usage: freshet replay DIR [--to LSN | --at TIME] [--collection NAME|PREFIX] [--json]
@@ -61,7 +62,8 @@ extension Command {
             state; earlier LSNs are refused) into memory with the store's own fold
             and prints, per collection, the projection at that point: rows (ID and JSON value)
             with pending mutations on top, SyncMark, status, and the pending mutations.
-            --to LSN stops after that LSN; --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
+            --to LSN stops after that LSN (an LSN the log is missing: after the one before it,
+            and the gap is named on stderr); --at TIME (ISO 8601, such as 2026-01-01T00:00:05Z)
             takes records in log order up to the first one stamped later, compared to the
             millisecond (a time printed by dump takes that record). Statuses are judged
             at that time under the policy each collection's last refresh recorded (http
@@ -84,8 +86,9 @@ extension Command {
             usage: freshet stats DIR [--json]
             Prints records by kind and by collection, the log's and the file's size, LMDB's
             used and free pages, the oldest and newest LSN and time, pending mutations, the
-            largest collections and the read transactions open now.
-            exit status: 0 ok, 1 unreadable records, 2 usage error or unreadable store
+            largest collections and the read transactions open now. LSNs missing from the log
+            (not accounted for by a checkpoint) are named on stderr.
+            exit status: 0 ok, 1 unreadable or missing records, 2 usage error or unreadable store
             """,
         "why": """
             usage: freshet why DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
@@ -99,8 +102,9 @@ extension Command {
             recorded in the log, and says so; --policy (http, always, manual or maxAge=SECONDS)
             overrides it; with neither, http (logs of earlier versions record none). --svg FILE also
             writes the timeline as an SVG picture (marks, fresh and stale bands, the moment asked).
-            exit status: 0 ok, 2 usage error, unreadable store, an LSN past the end or an
-            SVG file that cannot be written
+            exit status: 0 ok, 1 unreadable or missing records (skipped; --lsn of a missing
+            LSN judges after the one before it), 2 usage error, unreadable store, an LSN past
+            the end or an SVG file that cannot be written
             """,
         "export": """
             usage: freshet export DIR [--from LSN] [--redact FIELD,…]
@@ -122,10 +126,12 @@ extension Command {
             verifies like the original. A checkpoint line (a compacted store) is the starting
             state, as replay uses it. --through stops after that LSN (not between a
             checkpoint's throughLSN and the checkpoint). Every line is checked before anything
-            is written; a bad line is named by its number.
+            is written; a bad line is named by its number. LSNs must run on by one (the file
+            may start anywhere: export --from writes a tail), except where a checkpoint in the
+            file accounts for the gap (before its throughLSN).
             exit status: 0 ok, 2 usage error, a bad line (row values must be JSON), an unknown
-            kind, nothing to import, --through before a checkpoint, or a path that is a file or
-            a directory that is not empty
+            kind, LSNs missing, nothing to import, --through before a checkpoint or past the
+            end, or a path that is a file or a directory that is not empty
             """,
         "help": """
             usage: freshet help [COMMAND]

@@ -6,7 +6,7 @@ extension Tool {
         guard let store = openReadOnly(options.directory) else { return 2 }
         defer { store.close() }
         guard options.from <= max(store.lastLSN, LSN(1)) else { return reportPastEnd(options.from, of: store, in: options.directory) }
-        let result: (written: Int, skipped: [StoreProblem])
+        let result: (written: Int, skipped: [StoreProblem], missing: [StoreProblem])
         do {
             result = try store.exportLog(from: options.from, redaction: Redaction(fields: Set(options.redact)), standardOutput)
         } catch {
@@ -14,7 +14,7 @@ extension Tool {
             return 2
         }
         for problem in result.skipped { standardError("freshet: skipped: \(problem)") }
-        return result.skipped.isEmpty ? 0 : 1
+        return max(reportMissing(result.missing, in: options.directory), result.skipped.isEmpty ? 0 : 1)
     }
 
     func importLog(_ options: Command.ImportOptions) -> Int32 {

@@ -40,6 +40,22 @@ extension LogFolder {
         return (info, checkpoint.policies ?? [], problems)
     }
 
+    /// The point `replay` and `why` fold to: `.end` becomes the last LSN when they start
+    /// (records an app appends meanwhile are left out), checked as ``checkReachable(_:)``
+    /// checks. An LSN the log does not hold before its end is reachable: the fold stops
+    /// before it and reports it missing (``LSNContinuity``).
+    /// - Throws: ``ToolError/pastEnd`` for an LSN after the last record, naming it and the
+    ///   last LSN; ``ToolError/beforeCheckpoint``.
+    func reachablePoint(_ requested: ReplayPoint) throws -> ReplayPoint {
+        let last = try sourceLastLSN()
+        let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
+        if case .lsn(let lsn) = point, lsn > last {
+            throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(store.displayPath) (last LSN \(last))")
+        }
+        try checkReachable(point)
+        return point
+    }
+
     /// Refuses a replay point the compacted log can no longer reach: an LSN before the
     /// checkpoint's `throughLSN`, or a time before its `throughTime`.
     /// - Throws: ``ToolError/beforeCheckpoint``, naming the checkpoint.

@@ -10,12 +10,15 @@ extension Store {
     /// - Parameters:
     ///   - from: the first LSN to write.
     ///   - redaction: row fields to replace; credential headers are always replaced.
-    /// - Returns: the records written, and the records skipped because they do not decode
-    ///   (a JSON Lines file cannot carry them).
+    /// - Returns: the records written, the records skipped because they do not decode
+    ///   (a JSON Lines file cannot carry them), and the LSNs missing from the range written
+    ///   (one problem per gap, by the rule `verify` applies: ``LSNContinuity``), which the
+    ///   file then lacks too (`import` refuses such a file).
     /// - Throws: ``ToolError/store`` when the store cannot be read.
-    public func exportLog(from: LSN = LSN(1), redaction: Redaction = Redaction(), _ line: (String) -> Void) throws(ToolError) -> (written: Int, skipped: [StoreProblem]) {
+    public func exportLog(from: LSN = LSN(1), redaction: Redaction = Redaction(), _ line: (String) -> Void) throws(ToolError) -> (written: Int, skipped: [StoreProblem], missing: [StoreProblem]) {
         var written = 0
         var skipped: [StoreProblem] = []
+        var missing: [StoreProblem] = []
         var next = from
         var done = false
         var writer = JSONWriter(capacity: 4096)
@@ -23,6 +26,7 @@ extension Store {
             try checkOpen()
             // The end when the export starts: a live store's later appends are left out.
             let end = try LogFolder.lastLSN(of: self)
+            var continuity = LSNContinuity(after: try env.read { txn in try Self.continuityFloor(before: from, dbs: state.dbs, in: txn) }, from: from)
             while !done, next <= end {
                 done = true
                 var records: [LogRecord] = []
@@ -35,6 +39,7 @@ extension Store {
                         }
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
                         if lsn > end { return false }
+                        if let gap = continuity.take(lsn) { missing.append(gap) }
                         next = lsn.next
                         do throws(StoreError) {
                             records.append(try LogRecord.decode(Array(value), expectedLSN: lsn))
@@ -54,7 +59,7 @@ extension Store {
         } catch {
             throw ToolError.wrapping(error, doing: "exporting \(displayPath)")
         }
-        return (written, skipped)
+        return (written, skipped, missing)
     }
 
     /// One record as a JSON Lines object: `lsn`, `micros`, `time`, `kind`, `collection`, `event`.

@@ -30,15 +30,7 @@ extension Store {
     private func replayUntyped(to requested: ReplayPoint, collections: CollectionFilter, policy: FreshnessPolicy?) throws -> Replay {
             try checkOpen()
             let folder = try LogFolder(store: self)
-            let last = try folder.sourceLastLSN()
-            // `.end` is the end when the replay starts: records an app appends meanwhile are left out.
-            let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
-            switch point {
-            case .lsn(let lsn) where lsn > last:
-                throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(displayPath) (last LSN \(last))")
-            default: break
-            }
-            try folder.checkReachable(point)
+            let point = try folder.reachablePoint(requested)
             try folder.run(to: point)
             if case .time(let time) = point, folder.lastFolded == nil {
                 let first = try firstRecordTime()

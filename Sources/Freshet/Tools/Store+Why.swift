@@ -20,13 +20,7 @@ extension Store {
     private func whyUntyped(_ collection: String, at requested: ReplayPoint, now: Date?, override: FreshnessPolicy?) throws -> Diagnosis {
         try checkOpen()
         let folder = try LogFolder(store: self)
-        let last = try folder.sourceLastLSN()
-        // `.end` is the end when `why` starts: records an app appends meanwhile are left out.
-        let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
-        if case .lsn(let lsn) = point, lsn > last {
-            throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(displayPath) (last LSN \(last))")
-        }
-        try folder.checkReachable(point)
+        let point = try folder.reachablePoint(requested)
         var timeline: [LogRecord] = []
         try folder.run(to: point, visit: { record in
             guard record.event.affectedCollections(primary: record.collection).contains(collection) else { return }

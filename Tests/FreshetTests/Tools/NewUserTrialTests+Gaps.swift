@@ -107,7 +107,7 @@ extension LogToolTests.NewUserTrialTests {
         }
     }
 
-    @Test("dump and stats of a log with a gap keep their output, name the missing LSNs on stderr and exit 1; dump --from/--to report the gaps in the range")
+    @Test("dump, stats and export of a log with a gap keep their output, name the missing LSNs on stderr and exit 1; dump --from/--to report the gaps in the range")
     func dumpAndStatsReportGaps() async throws {
         try await withGaps(Self.fiveRecords, missing: [2, 4]) { directory in
             let path = directory.path
@@ -133,6 +133,13 @@ extension LogToolTests.NewUserTrialTests {
             #expect(runTool(["dump", path, "--from", "3", "--to", "3"]).status == 0)
             #expect(runTool(["dump", path, "--from", "5"]) == ToolRun(status: 0, stdout: [dump.stdout[2]], stderr: []))
             #expect(runTool(["dump", path, "--to", "99"]) == ToolRun(status: 2, stdout: [], stderr: ["freshet: LSN 99 is past the end of the log of \(path) (last LSN 5)"]))
+
+            let export = runTool(["export", path])
+            #expect(export.status == 1)
+            #expect(export.stdout.count == 3)
+            #expect(export.stderr == [gap2, gap4])
+            #expect(runTool(["export", path, "--from", "4"]).stderr == [gap4])
+            #expect(runTool(["export", path, "--from", "5"]).status == 0)
 
             let stats = runTool(["stats", path])
             #expect(stats.status == 1)
