@@ -25,7 +25,10 @@ extension Store {
     /// - Returns: the records imported and the last LSN.
     /// - Throws: ``ToolError/invalidLine`` (not JSON, a missing or mistyped field, LSNs not
     ///   increasing, an event the store would refuse — the message names the line),
-    ///   ``ToolError/unknownKind``, ``ToolError/beforeCheckpoint`` (`through` falls after a
+    ///   ``ToolError/unknownKind``, ``ToolError/missingRecords`` (LSNs missing where no
+    ///   checkpoint in the file accounts for them: the rule `verify` applies, ``LSNContinuity``;
+    ///   the file may start at any LSN), ``ToolError/pastEnd`` (`through` after the file's last
+    ///   record), ``ToolError/beforeCheckpoint`` (`through` falls after a
     ///   checkpoint's `throughLSN` but before the checkpoint itself), ``ToolError/notEmpty`` (also for a path that is a file, or a
     ///   store another import wrote meanwhile), ``ToolError/nothingToImport`` (no record: nothing
     ///   is created), ``ToolError/store`` when the store cannot be created or written.

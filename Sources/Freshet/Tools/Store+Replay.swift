@@ -15,6 +15,9 @@ extension Store {
     ///   - collections: which collections to report (all are folded: a mutation may touch several).
     ///   - policy: the freshness policy statuses are judged under; when nil, each collection's
     ///     is the one its last refresh recorded (``ReadPolicy``), else the store's default.
+    /// Unreadable records and missing LSNs are skipped and listed in ``Replay/problems``
+    /// (``LSNContinuity``): `.lsn(4)` of a log missing LSN 4 replays through LSN 3.
+    ///
     /// - Throws: ``ToolError/beforeCheckpoint`` for an LSN or time the compacted log no longer
     ///   holds, ``ToolError/pastEnd`` for an LSN after the last record,
     ///   ``ToolError/beforeFirstRecord`` for a time before the first record, ``ToolError/store``

@@ -8,7 +8,10 @@ extension Store {
     /// (a log written before policies were recorded, or no refresh yet) under the store's
     /// ``Configuration/defaultFreshness``. ``Diagnosis/policySource`` says which.
     ///
-    /// - Throws: ``ToolError/pastEnd``, ``ToolError/beforeFirstRecord``, ``ToolError/store``.
+    /// Unreadable records and missing LSNs are skipped and listed in ``Diagnosis/problems``:
+    /// `.lsn(4)` of a log missing LSN 4 judges the state after LSN 3.
+    ///
+    /// - Throws: ``ToolError/pastEnd``, ``ToolError/beforeFirstRecord``, ``ToolError/beforeCheckpoint``, ``ToolError/store``.
     public func why(_ collection: String, at point: ReplayPoint = .end, now: Date? = nil, policy: FreshnessPolicy? = nil) throws(ToolError) -> Diagnosis {
         do {
             return try whyUntyped(collection, at: point, now: now, override: policy)
