@@ -87,7 +87,7 @@ fuzz:
 
 # Sanitizers (docs/reliability.md, "Sanitizers"): separate build folders, so the normal build stays.
 # FRESHET_TEST_TIME_SCALE multiplies the suites' time limits (hang guards) by the sanitizer's
-# slowdown; the tests also detect the sanitizer by themselves (Tests/…/ScaledTimeLimit.swift).
+# slowdown; the tests also detect the sanitizer by themselves (Tests/TestSupport/ScaledTimeLimit.swift).
 # SANITIZE_NICE (10) keeps the long sanitized builds and runs behind other work on a shared machine.
 SANITIZE_NICE ?= 10
 sanitize:

@@ -58,12 +58,12 @@ let package = Package(
         .executableTarget(name: "freshet-store-helper", dependencies: ["Freshet", "ProcessSupport"], path: "tools/store-helper"),
         // `make stress`: SIGKILLs a writing child process at random points and checks the store (docs/reliability.md).
         .executableTarget(name: "freshet-stress", dependencies: ["Freshet", "ProcessSupport"], path: "tools/stress"),
-        // Times the JSON-heavy workloads W2, W2b and W3 (docs/performance.md); not part of the tests.
-        .executableTarget(name: "freshet-fold-bench", dependencies: ["Freshet", "FreshetHTTP", "FreshetTesting", "ProcessSupport"], path: "tools/fold-bench"),
         // libFuzzer targets for the parsers of untrusted input (`make fuzz`, docs/reliability.md).
         .executableTarget(name: "freshet-fuzz", dependencies: ["Freshet"], path: "tools/fuzz"),
-        .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport"]),
-        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetModels", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport"]),
+        // What more than one test target needs (the sanitizer-scaled time limit), kept once.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "FreshetHTTPTests", dependencies: ["FreshetHTTP", "ProcessSupport", "TestSupport"]),
+        .testTarget(name: "FreshetTests", dependencies: ["Freshet", "FreshetModels", "FreshetHTTP", "FreshetLMDB", "FreshetCommands", "FreshetTesting", "ProcessSupport", "TestSupport"]),
         .testTarget(name: "FreshetTestingTests", dependencies: ["FreshetTesting", "Freshet", "FreshetHTTP"]),
     ],
     swiftLanguageModes: [.v6]

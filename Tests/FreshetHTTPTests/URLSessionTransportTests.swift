@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 @testable import FreshetHTTP
 
 @Suite("URLSessionTransport")

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 @Suite("Malformed and extreme freshness and retry headers", .scaledTimeLimit(minutes: 1))
 struct BadHeaderTests {

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 @Suite("Conditional requests and 304 Not Modified", .scaledTimeLimit(minutes: 1))
 struct ConditionalRequestTests {

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 @Suite("In-flight deduplication of refreshes", .scaledTimeLimit(minutes: 1))
 struct DeduplicationTests {

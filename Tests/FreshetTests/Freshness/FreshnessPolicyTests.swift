@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 @Suite("Freshness policies decide when refreshIfNeeded goes to the network", .scaledTimeLimit(minutes: 1))
 struct FreshnessPolicyTests {

@@ -4,6 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Synchronization
 import Testing
+import TestSupport
 
 /// A bearer-token source for tests: hands out `tokens[n]` after `n` renewals, counting calls.
 final class TokenSource: Sendable {

@@ -4,6 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Synchronization
 import Testing
+import TestSupport
 
 /// An `HTTPTransport` that sends through another one and records each exchange.
 final class RecordingTransport: HTTPTransport {

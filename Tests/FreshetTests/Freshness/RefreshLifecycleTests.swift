@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// The app's foreground and reconnect calls.
 enum LifecycleTrigger: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 @Suite("Retries with backoff on the test clock", .scaledTimeLimit(minutes: 1))
 struct RetryTests {

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// The lifecycle of a shared request (issue 7, item 4): who may join it, and when it is
 /// cancelled. Responses are held at `Gate`s, time is the test clock; nothing sleeps.

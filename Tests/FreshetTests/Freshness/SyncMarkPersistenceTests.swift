@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 @Suite("SyncMark after a fetch, and after a relaunch", .scaledTimeLimit(minutes: 1))
 struct SyncMarkPersistenceTests {

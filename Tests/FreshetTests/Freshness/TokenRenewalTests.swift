@@ -4,6 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Synchronization
 import Testing
+import TestSupport
 
 /// A token provider whose renewal is itself a request (`POST /oauth/token`) to the scripted
 /// server, so a test can hold it at a gate; it hands out `old` until a renewal succeeds, then

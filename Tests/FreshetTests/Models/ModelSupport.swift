@@ -5,6 +5,7 @@ import FreshetTesting
 import Observation
 import Synchronization
 import Testing
+import TestSupport
 
 /// The model suites (Tests/FreshetTests/Models), nested here so `swift test --filter ModelTests`
 /// runs exactly them. They drive real stores on a `ScriptedTransport` and FreshetTesting's

@@ -4,6 +4,7 @@ import Freshet
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,6 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 import Synchronization
 import Testing
+import TestSupport
 
 /// The optimistic-mutation suites (Tests/FreshetTests/Mutations). Every suite is nested here,
 /// so `swift test --filter MutationTests` runs exactly them.

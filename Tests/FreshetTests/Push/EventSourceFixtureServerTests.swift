@@ -2,6 +2,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 @testable import Freshet
 
 /// Server push over a real loopback connection: the fixture server's `GET /events` stream,

@@ -3,6 +3,7 @@ import FreshetHTTP
 import FreshetTesting
 import Synchronization
 import Testing
+import TestSupport
 @testable import Freshet
 
 /// The Server-Sent Events push source against a scripted stream, on the test clock.

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// Emissions that mean something (issue 10 item 6) and forced reload (item 7).
 @Suite("Emissions: only transitions a view cares about; forced reload", .scaledTimeLimit(minutes: 1))

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 extension Configuration {
     /// A scripted store (rows fresh for an hour, mutations kept pending) whose collector

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// Keyed queries (issue 10 item 4): a name and typed parameters, normalized into the collection.
 @Suite("Keyed queries: one declaration, one collection per key", .scaledTimeLimit(minutes: 1))

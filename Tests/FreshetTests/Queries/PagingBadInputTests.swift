@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// An opaque-cursor API (`GET /feed?limit=2`, then `?cursor=…&limit=2`): rows under `items`,
 /// the next cursor under `next_cursor`.

@@ -2,6 +2,7 @@ import Foundation
 @testable import Freshet
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// Trial findings 1 and 5: `loadMore` decides "end reached" and picks the next page's URL only
 /// after the refreshes and loadMores of the collection asked for before it have folded

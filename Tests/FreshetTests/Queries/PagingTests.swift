@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// A scripted paged API: page `n` of `count` holds `perPage` rows with IDs counting on from
 /// the pages before it, and names page `n + 1` in `next` unless it is the last.

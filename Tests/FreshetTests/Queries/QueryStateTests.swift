@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// The query state of snapshots (issue 10 item 1): data, fetch, staleness and error kept
 /// apart; offline pauses instead of backing off; lifecycle calls clear errors by refetching.

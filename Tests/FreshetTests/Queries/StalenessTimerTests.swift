@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// Time-driven staleness (issue 10 item 2): one timer per store on the injected clock.
 @Suite("Staleness by time: observers hear when rows go stale", .scaledTimeLimit(minutes: 1))

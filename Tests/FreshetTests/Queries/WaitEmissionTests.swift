@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// Trial finding (issue 10): offline with a pending mutation, an observer got a snapshot per
 /// retry because only the ``MutationWait``'s backoff delay changed. The delay is not

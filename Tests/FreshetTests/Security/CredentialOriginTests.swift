@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import FreshetHTTP
 import Testing
+import TestSupport
 @testable import Freshet
 
 /// Issue 7 item 1: credentials and default headers stay with the configured origin, against

@@ -1,6 +1,7 @@
 import Foundation
 import FreshetHTTP
 import Testing
+import TestSupport
 @testable import Freshet
 
 /// Issue 7 item 8: a maximum response size enforced while the body streams, and an overall

@@ -1,6 +1,7 @@
 import Foundation
 import FreshetHTTP
 import Testing
+import TestSupport
 @testable import Freshet
 
 /// Issue 7 item 1: credentials in URLs (userinfo, secret query parameters) are never stored

@@ -3,6 +3,7 @@ import Foundation
 import FreshetHTTP
 import FreshetTesting
 import Testing
+import TestSupport
 
 /// `freshet dump` and `freshet why` name the page (index and URL) of each `fetched`,
 /// `notModified` and `fetchFailed` record of a paged collection, and `why` says where the

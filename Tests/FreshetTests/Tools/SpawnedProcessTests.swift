@@ -4,6 +4,7 @@ import ProcessSupport
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// ProcessSupport's `SpawnedProcess` (posix_spawn), which the tests and tools use instead of
 /// Foundation's `Process` (docs/reliability.md, "Child processes").

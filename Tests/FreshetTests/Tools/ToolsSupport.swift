@@ -4,6 +4,7 @@ import FreshetHTTP
 import FreshetTesting
 @testable import FreshetLMDB
 import Testing
+import TestSupport
 
 /// The log-tool suites (Tests/FreshetTests/Tools); `swift test --filter LogToolTests` runs them.
 @Suite("Log tools", .scaledTimeLimit(minutes: 2))

@@ -14,8 +14,8 @@ import Darwin
 /// The sanitizers are found at run time by their runtimes' entry points (`__tsan_init`,
 /// `__asan_init`), which `-sanitize=…` links into the test executable, so a plain
 /// `swift test --sanitize=thread` scales too.
-enum TestTimeScale {
-    static let factor: Int = {
+public enum TestTimeScale {
+    public static let factor: Int = {
         if let text = ProcessInfo.processInfo.environment["FRESHET_TEST_TIME_SCALE"], let n = Int(text), n >= 1 { return n }
         if dlsym(defaultHandle, "__tsan_init") != nil { return 15 }
         if dlsym(defaultHandle, "__asan_init") != nil { return 5 }
@@ -36,7 +36,7 @@ extension Trait where Self == TimeLimitTrait {
     /// `.timeLimit(.minutes(minutes))`, times ``TestTimeScale/factor``: a guard against a
     /// hang, never a performance assertion, so it grows with a sanitizer's slowdown instead
     /// of failing tests that are merely slow under it.
-    static func scaledTimeLimit(minutes: Int) -> Self {
+    public static func scaledTimeLimit(minutes: Int) -> Self {
         .timeLimit(.minutes(minutes * TestTimeScale.factor))
     }
 }
