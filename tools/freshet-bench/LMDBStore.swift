@@ -18,6 +18,8 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
     private var marks = MDB_dbi()
     private let queue = DispatchQueue(label: "bench.lmdb.writer")
     private let pending = Mutex<(jobs: [Job], draining: Bool)>(([], false))
+    /// `[writes: commits]`, as Freshet's writer counts them.
+    private let sizes = Mutex<[Int: Int]>([:])
     private var lastLSN: UInt64 = 0  // only touched on `queue`
 
     private struct Job: @unchecked Sendable {
@@ -70,6 +72,8 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
 
     func close() { mdb_env_close(env) }
 
+    var groupSizes: [Int: Int]? { sizes.withLock { $0 } }
+
     func stage(path: String, body: [UInt8]) {}
 
     // MARK: Writing
@@ -95,6 +99,7 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
                 return p.jobs
             }
             if jobs.isEmpty { return }
+            sizes.withLock { $0[jobs.count, default: 0] += 1 }
             var txn: OpaquePointer?
             var failure: (any Error)?
             do {
