@@ -158,10 +158,7 @@ struct GroupCommitTests {
 
     @Test("a group that finds the map full grows it and folds every batch it took, joined ones included, once")
     func joinedBatchesAfterMapGrowth() async throws {
-        var configuration = Configuration.test()
-        configuration.mapSize = 1 << 18
-        configuration.maxMapSize = 1 << 24
-        try await withTemporaryStore(configuration: configuration) { store in
+        try await withTemporaryStore(configuration: MapGrowthTests.growing) { store in
             let big = MapGrowthTests.bigRows
             let join = ScriptedJoin([[big[100..<200].map { LogWriter.Entry(collection: "big", event: Self.write($0)) }]])
             let group = store.writer.commitGroup([big[0..<100].map { LogWriter.Entry(collection: "big", event: Self.write($0)) }], join: join.next)
