@@ -5,7 +5,8 @@ import Synchronization
 
 /// The single writer of a store. Appends from any number of tasks are queued and
 /// **group-committed**: everything queued while the previous transaction was committing goes
-/// into the next one — one write transaction, one fsync.
+/// into the next one — one write transaction, one fsync — and so does everything queued while
+/// that one is being folded, up to ``joinLimit`` events (``commitGroup(_:join:)``).
 ///
 /// A group runs in one write transaction without nested transactions; when a caller's batch
 /// fails (an invalid event), the transaction is aborted and the group is redone with a nested
