@@ -7,10 +7,16 @@ import FreshetLMDB
 /// transaction, so a live store's writer is never held back for long (LMDB readers do not
 /// block the writer, but a long reader keeps old pages from being reused). Records that do
 /// not decode, and LSNs that are missing, are recorded in ``problems`` and skipped.
+///
+/// The calling thread reads and decodes chunk N+1 while a second thread folds chunk N
+/// (``FoldPipeline``); the chunks fold one after the other in LSN order, as one thread
+/// would fold them, so the result is the same.
 final class LogFolder {
     static let chunkSize = 4096
 
     let store: Store
+    /// Records per read transaction (``chunkSize`` unless a test asks for less).
+    let chunkSize: Int
     let scratch: ScratchState
     /// The last LSN read from the source log (folded or unreadable).
     private(set) var lastSeen: LSN = .zero
@@ -25,8 +31,10 @@ final class LogFolder {
     /// checkpoint started from), with the LSN of the record that carried it.
     private(set) var policies: [String: (lsn: LSN, policy: ReadPolicy)] = [:]
 
-    init(store: Store) throws(StoreError) {
+    init(store: Store, chunkSize: Int = LogFolder.chunkSize) throws(StoreError) {
+        precondition(chunkSize > 0, "LogFolder chunkSize must be positive")
         self.store = store
+        self.chunkSize = chunkSize
         self.scratch = ScratchState(dbs: store.state.dbs)
         if let start = try loadLatestCheckpoint() {
             checkpoint = start.info
@@ -73,20 +81,26 @@ final class LogFolder {
     func run(stopBefore stop: (LogRecord) -> Bool, visit: ((LogRecord) -> Void)? = nil, unchunkedAfter: LSN? = nil,
              atEnd: ((borrowing Transaction) throws -> Void)? = nil) throws(StoreError) {
         let log = store.state.dbs.log
+        let scratch = self.scratch
+        // This thread reads and decodes; the pipeline's thread folds the chunk before
+        // (docs/performance.md, "Issue 8 speed round 3"). Problems found while reading travel
+        // with their chunk, so they come back in log order among the fold's.
+        let pipeline = FoldPipeline { chunk in try scratch.fold(chunk) }
+        defer { pipeline.cancel() }
         var finished = false
         while !finished {
             do {
                 try store.env.read { txn in
-                    var chunk: [(record: LogRecord, bytes: [UInt8])] = []
+                    var chunk = FoldChunk(capacity: min(chunkSize, 1 << 16))
                     var reachedEnd = true
                     var stopped = false
                     try txn.forEach(log, from: lastSeen.next.keyBytes) { key, value in
                         guard key.count == 8 else {
-                            problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
+                            chunk.problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
                             return true
                         }
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
-                        if chunk.count >= Self.chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
+                        if chunk.count >= chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
                             reachedEnd = false
                             return false
                         }
@@ -95,8 +109,8 @@ final class LogFolder {
                         do throws(StoreError) {
                             record = try LogRecord.decode(bytes, expectedLSN: lsn)
                         } catch {
-                            noteGap(before: lsn)
-                            problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
+                            noteGap(before: lsn, in: &chunk)
+                            chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
                             lastSeen = lsn
                             return true
                         }
@@ -104,19 +118,22 @@ final class LogFolder {
                             stopped = true
                             return false
                         }
-                        noteGap(before: lsn)
+                        noteGap(before: lsn, in: &chunk)
                         if let p = record.event.readPolicy { policies[record.collection] = (lsn, p) }
-                        chunk.append((record, bytes))
+                        chunk.append(record, bytes: bytes)
                         lastSeen = lsn
                         return true
                     }
-                    problems += try scratch.fold(chunk)
-                    if let visit { for entry in chunk { visit(entry.record) } }
-                    if let first = chunk.first, firstRecord == nil { firstRecord = (first.record.lsn, first.record.timestamp) }
-                    if let last = chunk.last { lastFolded = (last.record.lsn, last.record.timestamp) }
+                    if let visit { for record in chunk.records { visit(record) } }
+                    if let first = chunk.records.first, firstRecord == nil { firstRecord = (first.lsn, first.timestamp) }
+                    if let last = chunk.records.last { lastFolded = (last.lsn, last.timestamp) }
                     recordCount += chunk.count
+                    try pipeline.submit(chunk)
                     if stopped || reachedEnd {
                         finished = true
+                        // Every chunk folded before `atEnd` looks at the scratch state, inside
+                        // the read transaction that reached the end.
+                        problems += try pipeline.finish()
                         if reachedEnd, !stopped, let atEnd { try atEnd(txn) }
                     }
                 }
@@ -127,9 +144,9 @@ final class LogFolder {
     }
 
     /// Records a missing range when `lsn` does not follow the last LSN seen.
-    private func noteGap(before lsn: LSN) {
+    private func noteGap(before lsn: LSN, in chunk: inout FoldChunk) {
         guard lsn != lastSeen.next else { return }
         let missing = lastSeen.next == LSN(lsn.rawValue - 1) ? "LSN \(lastSeen.next) is missing" : "LSNs \(lastSeen.next)…\(LSN(lsn.rawValue - 1)) are missing"
-        problems.append(StoreProblem(database: "log", lsn: lastSeen.next, message: "\(missing): the log jumps from \(lastSeen) to \(lsn)"))
+        chunk.problems.append(StoreProblem(database: "log", lsn: lastSeen.next, message: "\(missing): the log jumps from \(lastSeen) to \(lsn)"))
     }
 }
