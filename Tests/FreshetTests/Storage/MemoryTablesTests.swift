@@ -106,14 +106,9 @@ struct MemoryTablesTests {
             #expect(table.value(key) == reference[key])
         }
         #expect(table.count == reference.count)
-        var walked: [[UInt8]] = []
-        table.forEach(from: nil, reverse: false) { k, v in
-            walked.append(Array(k) + [0xFF] + Array(v))
-            return true
-        }
-        let sorted = reference.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        #expect(walked == sorted.map { $0 + [0xFF] + reference[$0]! })
-        #expect(table.lastKey == sorted.last)
+        let (walked, expected) = Self.walk(table, reference)
+        #expect(walked == expected)
+        #expect(table.lastKey == reference.keys.sorted { $0.lexicographicallyPrecedes($1) }.last)
     }
 
     @Test("the hash index finds every entry when all hashes collide or wrap around the slot array, after removals in any order")
@@ -194,13 +189,20 @@ struct MemoryTablesTests {
             #expect(table.count == reference.count)
         }
         #expect(shrank > 0, "the arena was never compacted")
+        let (walked, expected) = Self.walk(table, reference)
+        #expect(walked == expected)
+    }
+
+    /// The table's entries walked in key order, and the reference's sorted as LMDB sorts
+    /// them, each as key + 0xFF + value.
+    static func walk(_ table: OrderedTable, _ reference: [[UInt8]: [UInt8]]) -> (walked: [[UInt8]], expected: [[UInt8]]) {
         var walked: [[UInt8]] = []
         table.forEach(from: nil, reverse: false) { k, v in
             walked.append(Array(k) + [0xFF] + Array(v))
             return true
         }
         let sorted = reference.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        #expect(walked == sorted.map { $0 + [0xFF] + reference[$0]! })
+        return (walked, sorted.map { $0 + [0xFF] + reference[$0]! })
     }
 
     /// Empty memory tables addressed by the handles of a throwaway store.

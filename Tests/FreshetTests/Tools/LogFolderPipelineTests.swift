@@ -87,16 +87,21 @@ extension LogToolTests {
             // @unchecked: guarded by `lock`.
             private let lock = NSLock()
             private var chunks: [Int] = []
-            func add(_ n: Int) { lock.withLock { chunks.append(n) } }
             var all: [Int] { lock.withLock { chunks } }
+
+            /// Notes the chunk made by ``chunk(_:)`` and returns its number.
+            func add(_ chunk: FoldChunk) -> Int {
+                let n = Int(chunk.problems.first?.lsn?.rawValue ?? 0)
+                lock.withLock { chunks.append(n) }
+                return n
+            }
         }
 
         @Test("problems come back in chunk order, each chunk's reading problems before its fold's, with more chunks than the pipeline holds")
         func problemsInOrder() throws {
             let seen = Seen()
             let pipeline = FoldPipeline { chunk in
-                let n = Int(chunk.problems[0].lsn?.rawValue ?? 0)
-                seen.add(n)
+                let n = seen.add(chunk)
                 return [StoreProblem(database: "rows", lsn: LSN(UInt64(n)), message: "fold \(n)")]
             }
             defer { pipeline.cancel() }
@@ -110,8 +115,7 @@ extension LogToolTests {
         func failureStops() throws {
             let seen = Seen()
             let pipeline = FoldPipeline { chunk in
-                let n = Int(chunk.problems[0].lsn?.rawValue ?? 0)
-                seen.add(n)
+                let n = seen.add(chunk)
                 if n == 3 { throw Refused(chunk: n) }
                 return []
             }
@@ -134,7 +138,7 @@ extension LogToolTests {
         func cancelIdle() throws {
             let seen = Seen()
             let pipeline = FoldPipeline { chunk in
-                seen.add(chunk.count)
+                _ = seen.add(chunk)
                 return []
             }
             pipeline.cancel()
