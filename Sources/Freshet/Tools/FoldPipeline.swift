@@ -44,6 +44,9 @@ final class FoldPipeline: @unchecked Sendable {
         self.fold = fold
         let thread = Thread { [self] in work() }
         thread.name = "freshet.fold"
+        // The fold runs on this thread as it would on the caller's: give it a main thread's
+        // stack (Darwin's secondary threads default to 512 KiB).
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
