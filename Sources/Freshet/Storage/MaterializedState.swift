@@ -256,9 +256,31 @@ struct MaterializedState {
         try txn.get(dbs.rows, key: Keys.row(prefix, position: position))
     }
 
-    /// Whether the row stored at `position` has exactly the bytes `encoded` (compared in place).
-    func value(at position: UInt64, prefix: [UInt8], equals encoded: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
-        try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, encoded) } ?? false
+    /// Whether the row stored at `position` has exactly the bytes ``encodeRow(_:)`` gives for
+    /// `row`, compared in place without encoding it: an upsert of a row the collection already
+    /// holds unchanged (most of a replayed log of local writes) then copies nothing
+    /// (docs/performance.md, "Issue 8 speed round 3").
+    func value(at position: UInt64, prefix: [UInt8], holds row: Row, in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
+        try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, row) } ?? false
+    }
+
+    /// Whether `stored` is byte for byte ``encodeRow(_:)`` of `row`: the ID's length as the
+    /// shortest varint, the ID, the JSON.
+    static func same(_ stored: UnsafeRawBufferPointer, _ row: Row) -> Bool {
+        let header: (length: UInt64, next: Int)
+        do {
+            header = try idLength(stored)
+        } catch {
+            return false // a stored row without a readable ID length is no row's encoding
+        }
+        var id = row.id
+        return id.withUTF8 { id in
+            guard header.length == UInt64(id.count), header.next == ByteWriter.varintLength(UInt64(id.count)),
+                  stored.count - header.next == id.count + row.json.count else { return false }
+            let idEnd = header.next + id.count
+            guard same(UnsafeRawBufferPointer(rebasing: stored[header.next..<idEnd]), UnsafeRawBufferPointer(id)) else { return false }
+            return row.json.withUnsafeBytes { same(UnsafeRawBufferPointer(rebasing: stored[idEnd...]), $0) }
+        }
     }
 
     static func same(_ stored: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {
