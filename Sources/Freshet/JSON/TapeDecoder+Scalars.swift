@@ -3,12 +3,13 @@ import Foundation
 extension TapeDecoder {
     /// `key` is the coding key of the value at `index` for error paths (nil: the current value).
     func string(at index: Int, _ key: (any CodingKey)?) throws -> String {
-        guard tape[index].kind == .string else { throw mismatch(String.self, at: index, path: pathWith(key)) }
-        return tape.string(at: index, in: bytes)
+        let node = tapeNode(index)
+        guard node.kind == .string else { throw mismatch(String.self, at: index, path: pathWith(key)) }
+        return JSONTape.text(of: node, in: bytes)
     }
 
     func bool(at index: Int, _ key: (any CodingKey)?) throws -> Bool {
-        switch tape[index].kind {
+        switch tapeNode(index).kind {
         case .true: return true
         case .false: return false
         case .null:
@@ -19,7 +20,7 @@ extension TapeDecoder {
     }
 
     func double(at index: Int, _ key: (any CodingKey)?) throws -> Double {
-        let node = tape[index]
+        let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(Double.self, at: index, path: pathWith(key)) }
         if node.flag, node.end - node.start <= 15, let n = smallInteger(node) { return Double(n) }
         let text = tape.numberText(at: index, in: bytes)
@@ -38,7 +39,7 @@ extension TapeDecoder {
     }
 
     func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, _ key: (any CodingKey)?) throws -> T {
-        let node = tape[index]
+        let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(T.self, at: index, path: pathWith(key)) }
         if node.flag {
             if let n = smallInteger(node), let v = T(exactly: n) { return v }

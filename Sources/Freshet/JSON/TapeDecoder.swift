@@ -11,8 +11,14 @@ final class TapeDecoder: Decoder {
     // Unchecked: the decoder is used by one thread, inside one decode call at a time (it is
     // not Sendable), and `tape`/`bytes` change only between rows, while no access is open;
     // without it every read of a node pays a dynamic exclusivity check.
-    @exclusivity(unchecked) var tape: JSONTape
-    @exclusivity(unchecked) var bytes: UnsafeBufferPointer<UInt8>
+    @exclusivity(unchecked) private(set) var tape: JSONTape
+    @exclusivity(unchecked) private(set) var bytes: UnsafeBufferPointer<UInt8>
+    /// `tape`'s nodes in place (``JSONTape/unsafeNodes``), taken once per row instead of
+    /// through `tape` on every read, which retained and released the tape's storage per
+    /// member lookup (docs/performance.md, round 7). Valid for every read: the decoder owns
+    /// `tape`, so its storage lives as long as the decoder, and `tape` is parsed again only
+    /// by ``decodeRow(_:from:)``, which takes this pointer again before it reads a node.
+    @exclusivity(unchecked) private var nodes: UnsafePointer<JSONNode>
     /// The tape index of the value being decoded.
     @exclusivity(unchecked) var node = 0
     /// The coding path of `node`.
@@ -26,6 +32,7 @@ final class TapeDecoder: Decoder {
     init(tape: JSONTape, bytes: UnsafeBufferPointer<UInt8>) {
         self.tape = tape
         self.bytes = bytes
+        nodes = tape.unsafeNodes
     }
 
     /// A decoder for ``decodeRow(_:from:)``, with an empty tape.
@@ -52,6 +59,7 @@ final class TapeDecoder: Decoder {
                 throw RowDecoder.notJSON(error)
             }
             self.bytes = bytes
+            nodes = tape.unsafeNodes
             node = 0
             path.removeAll(keepingCapacity: true)
             if extras.count > 1 { extras.removeSubrange(1...) }
@@ -59,16 +67,46 @@ final class TapeDecoder: Decoder {
         }
     }
 
+    /// The node at `index` of the current tape (an index taken from the tape itself).
+    @inline(__always)
+    func tapeNode(_ index: Int) -> JSONNode { nodes[index] }
+
+    /// The index of the value of the first member named `key` in the object at `object` (the
+    /// one JSONDecoder reads), or nil. Keys are compared with the tape's bytes in place.
+    func firstMember(_ key: String, of object: Int) -> Int? {
+        var key = key
+        return key.withUTF8 { k -> Int? in
+            var m = object + 1
+            for _ in 0..<Int(nodes[object].count) {
+                if keyEquals(nodes[m], k) { return m + 1 }
+                m = Int(nodes[m + 1].next)
+            }
+            return nil
+        }
+    }
+
+    /// Whether the key `node` is the UTF-8 text `key`.
+    @inline(__always)
+    private func keyEquals(_ node: JSONNode, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])
+        // A key with escapes is compared by its text (rare: canonical rows have none).
+        if node.flag { return JSONTape.unescape(raw).elementsEqual(key) }
+        guard raw.count == key.count else { return false }
+        // Keys are short: a byte loop inline is cheaper than a call to memcmp.
+        for k in 0..<raw.count where raw[k] != key[k] { return false }
+        return true
+    }
+
     var codingPath: [any CodingKey] { path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard tape[node].kind == .object else { throw mismatch([String: Any].self, at: node, path: path) }
+        guard tapeNode(node).kind == .object else { throw mismatch([String: Any].self, at: node, path: path) }
         return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: node, depth: path.count, extra: []))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard tape[node].kind == .array else { throw mismatch([Any].self, at: node, path: path) }
+        guard tapeNode(node).kind == .array else { throw mismatch([Any].self, at: node, path: path) }
         return TapeUnkeyedContainer(decoder: self, array: node, depth: path.count, extra: [])
     }
 
@@ -120,7 +158,7 @@ final class TapeDecoder: Decoder {
             return try cast(data)
         }
         if T.self == Decimal.self {
-            guard tape[index].kind == .number, let d = Decimal(string: tape.numberText(at: index, in: bytes), locale: Locale(identifier: "en_US_POSIX")) else {
+            guard tapeNode(index).kind == .number, let d = Decimal(string: tape.numberText(at: index, in: bytes), locale: Locale(identifier: "en_US_POSIX")) else {
                 throw mismatch(Decimal.self, at: index, path: pathWith(key))
             }
             return try cast(d)
@@ -153,7 +191,7 @@ final class TapeDecoder: Decoder {
     /// `typeMismatch` otherwise.
     func mismatch(_ type: Any.Type, at index: Int, path: [any CodingKey]) -> DecodingError {
         let found: String
-        switch tape[index].kind {
+        switch tapeNode(index).kind {
         case .null:
             return .valueNotFound(type, DecodingError.Context(codingPath: path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         case .object: found = "a dictionary"

@@ -31,9 +31,9 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var allKeys: [Key] {
         var keys: [Key] = []
         var k = object + 1
-        for _ in 0..<Int(decoder.tape[object].count) {
-            if let key = Key(stringValue: decoder.tape.string(at: k, in: decoder.bytes)) { keys.append(key) }
-            k = Int(decoder.tape[k + 1].next)
+        for _ in 0..<Int(decoder.tapeNode(object).count) {
+            if let key = Key(stringValue: JSONTape.text(of: decoder.tapeNode(k), in: decoder.bytes)) { keys.append(key) }
+            k = Int(decoder.tapeNode(k + 1).next)
         }
         return keys
     }
@@ -42,7 +42,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// The tape index of the value of `key`, or nil.
     private func find(_ key: Key) -> Int? {
-        decoder.tape.firstMember(key.stringValue, of: object, in: decoder.bytes)
+        decoder.firstMember(key.stringValue, of: object)
     }
 
     private func value(_ key: Key) throws -> Int {
@@ -54,7 +54,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func path(_ key: Key) -> [any CodingKey] { decoder.path(depth: depth, extra: extra, key) }
 
-    func decodeNil(forKey key: Key) throws -> Bool { decoder.tape[try value(key)].kind == .null }
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.tapeNode(try value(key)).kind == .null }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try withDepth { try decoder.bool(at: value(key), key) } }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try withDepth { try decoder.string(at: value(key), key) } }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try withDepth { try decoder.double(at: value(key), key) } }
@@ -75,42 +75,42 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// Optional members in one lookup: absent or null is nil.
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let index = find(key), decoder.tape[index].kind != .null else { return nil }
+        guard let index = find(key), decoder.tapeNode(index).kind != .null else { return nil }
         return try withDepth { try decoder.string(at: index, key) }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        guard let index = find(key), decoder.tape[index].kind != .null else { return nil }
+        guard let index = find(key), decoder.tapeNode(index).kind != .null else { return nil }
         return try withDepth { try decoder.integer(Int.self, at: index, key) }
     }
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
-        guard let index = find(key), decoder.tape[index].kind != .null else { return nil }
+        guard let index = find(key), decoder.tapeNode(index).kind != .null else { return nil }
         return try withDepth { try decoder.bool(at: index, key) }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        guard let index = find(key), decoder.tape[index].kind != .null else { return nil }
+        guard let index = find(key), decoder.tapeNode(index).kind != .null else { return nil }
         return try withDepth { try decoder.double(at: index, key) }
     }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = find(key), decoder.tape[index].kind != .null else { return nil }
+        guard let index = find(key), decoder.tapeNode(index).kind != .null else { return nil }
         return try withDepth { try decoder.unbox(T.self, at: index, key: key) }
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let index = try value(key)
-        guard decoder.tape[index].kind == .object else { throw decoder.mismatch([String: Any].self, at: index, path: path(key)) }
+        guard decoder.tapeNode(index).kind == .object else { throw decoder.mismatch([String: Any].self, at: index, path: path(key)) }
         return KeyedDecodingContainer(TapeKeyedContainer<NestedKey>(decoder: decoder, object: index, depth: depth, extra: extra + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let index = try value(key)
-        guard decoder.tape[index].kind == .array else { throw decoder.mismatch([Any].self, at: index, path: path(key)) }
+        guard decoder.tapeNode(index).kind == .array else { throw decoder.mismatch([Any].self, at: index, path: path(key)) }
         return TapeUnkeyedContainer(decoder: decoder, array: index, depth: depth, extra: extra + [key])
     }
 
     func superDecoder() throws -> any Decoder { try superDecoder(key: JSONSuperKey.super, index: find(JSONSuperKey.super.stringValue)) }
     func superDecoder(forKey key: Key) throws -> any Decoder { try superDecoder(key: key, index: find(key)) }
 
-    private func find(_ name: String) -> Int? { decoder.tape.firstMember(name, of: object, in: decoder.bytes) }
+    private func find(_ name: String) -> Int? { decoder.firstMember(name, of: object) }
 
     private func superDecoder(key: any CodingKey, index: Int?) throws -> any Decoder {
         guard let index else {
