@@ -22,7 +22,7 @@ extension TapeDecoder {
     func double(at index: Int, _ key: (any CodingKey)?) throws -> Double {
         let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(Double.self, at: index, path: pathWith(key)) }
-        if node.flag, node.end - node.start <= 15, let n = smallInteger(node) { return Double(n) }
+        if node.end - node.start <= 15, let n = view.smallInteger(at: index) { return Double(n) }
         let text = tape.numberText(at: index, in: bytes)
         guard let d = Double(text), d.isFinite else {
             throw corrupted(key, "Number \(text) is not representable in Swift.")
@@ -42,27 +42,11 @@ extension TapeDecoder {
         let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(T.self, at: index, path: pathWith(key)) }
         if node.flag {
-            if let n = smallInteger(node), let v = T(exactly: n) { return v }
+            if let n = view.smallInteger(at: index), let v = T(exactly: n) { return v }
             if let v = T(tape.numberText(at: index, in: bytes)) { return v }
         } else if let d = Double(tape.numberText(at: index, in: bytes)), let v = T(exactly: d) {
             return v
         }
         throw corrupted(key, "Number \(tape.numberText(at: index, in: bytes)) is not representable in Swift.")
-    }
-
-    /// The value of an integer literal of at most 18 digits, read straight from the bytes.
-    private func smallInteger(_ node: JSONNode) -> Int64? {
-        var i = Int(node.start)
-        let end = Int(node.end)
-        guard end - i <= 19 else { return nil }
-        let negative = bytes[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        guard end - i <= 18 else { return nil }
-        var v: Int64 = 0
-        while i < end {
-            v = v &* 10 &+ Int64(bytes[i] &- UInt8(ascii: "0"))
-            i += 1
-        }
-        return negative ? -v : v
     }
 }

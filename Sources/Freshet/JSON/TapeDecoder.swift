@@ -12,13 +12,13 @@ final class TapeDecoder: Decoder {
     // not Sendable), and `tape`/`bytes` change only between rows, while no access is open;
     // without it every read of a node pays a dynamic exclusivity check.
     @exclusivity(unchecked) private(set) var tape: JSONTape
-    @exclusivity(unchecked) private(set) var bytes: UnsafeBufferPointer<UInt8>
-    /// `tape`'s nodes in place (``JSONTape/unsafeNodes``), taken once per row instead of
-    /// through `tape` on every read, which retained and released the tape's storage per
-    /// member lookup (docs/performance.md, round 7). Valid for every read: the decoder owns
-    /// `tape`, so its storage lives as long as the decoder, and `tape` is parsed again only
-    /// by ``decodeRow(_:from:)``, which takes this pointer again before it reads a node.
-    @exclusivity(unchecked) private var nodes: UnsafePointer<JSONNode>
+    /// `tape`'s nodes in place (``JSONTape/unsafeNodes``) and the row's bytes, taken once per
+    /// row instead of through `tape` on every read. Valid for every read made while a row
+    /// decodes: the decoder owns `tape`, so its storage lives as long as the decoder, and
+    /// `tape` is parsed again only by ``decodeRow(_:from:)``, which takes the view again
+    /// before it reads a node.
+    @exclusivity(unchecked) private(set) var view: TapeView
+    var bytes: UnsafeBufferPointer<UInt8> { view.bytes }
     /// The tape index of the value being decoded.
     @exclusivity(unchecked) var node = 0
     /// The coding path of `node`.
@@ -31,8 +31,7 @@ final class TapeDecoder: Decoder {
 
     init(tape: JSONTape, bytes: UnsafeBufferPointer<UInt8>) {
         self.tape = tape
-        self.bytes = bytes
-        nodes = tape.unsafeNodes
+        view = TapeView(nodes: tape.unsafeNodes, bytes: bytes)
     }
 
     /// A decoder for ``decodeRow(_:from:)``, with an empty tape.
@@ -49,7 +48,7 @@ final class TapeDecoder: Decoder {
         busy = true
         defer {
             busy = false
-            bytes = UnsafeBufferPointer(start: nil, count: 0)
+            view = TapeView(nodes: view.nodes, bytes: UnsafeBufferPointer(start: nil, count: 0))
         }
         return try json.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -58,8 +57,7 @@ final class TapeDecoder: Decoder {
             } catch {
                 throw RowDecoder.notJSON(error)
             }
-            self.bytes = bytes
-            nodes = tape.unsafeNodes
+            view = TapeView(nodes: tape.unsafeNodes, bytes: bytes)
             node = 0
             path.removeAll(keepingCapacity: true)
             if extras.count > 1 { extras.removeSubrange(1...) }
@@ -69,33 +67,7 @@ final class TapeDecoder: Decoder {
 
     /// The node at `index` of the current tape (an index taken from the tape itself).
     @inline(__always)
-    func tapeNode(_ index: Int) -> JSONNode { nodes[index] }
-
-    /// The index of the value of the first member named `key` in the object at `object` (the
-    /// one JSONDecoder reads), or nil. Keys are compared with the tape's bytes in place.
-    func firstMember(_ key: String, of object: Int) -> Int? {
-        var key = key
-        return key.withUTF8 { k -> Int? in
-            var m = object + 1
-            for _ in 0..<Int(nodes[object].count) {
-                if keyEquals(nodes[m], k) { return m + 1 }
-                m = Int(nodes[m + 1].next)
-            }
-            return nil
-        }
-    }
-
-    /// Whether the key `node` is the UTF-8 text `key`.
-    @inline(__always)
-    private func keyEquals(_ node: JSONNode, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        let raw = UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])
-        // A key with escapes is compared by its text (rare: canonical rows have none).
-        if node.flag { return JSONTape.unescape(raw).elementsEqual(key) }
-        guard raw.count == key.count else { return false }
-        // Keys are short: a byte loop inline is cheaper than a call to memcmp.
-        for k in 0..<raw.count where raw[k] != key[k] { return false }
-        return true
-    }
+    func tapeNode(_ index: Int) -> JSONNode { view[index] }
 
     var codingPath: [any CodingKey] { path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
