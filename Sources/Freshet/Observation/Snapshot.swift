@@ -65,8 +65,8 @@ public struct Snapshot: Sendable, Hashable {
     /// ``TapeDecoder`` reused row after row (one tape, one path) when `decoder` has every
     /// default setting, otherwise by `decoder`. The array is filled in place: appending to it
     /// from this generic function looked up the array's type metadata per row (3% of W3;
-    /// docs/performance.md, round 7).
-    private func decodeEach<T: Decodable, Element>(_ type: T.Type, using decoder: JSONDecoder, _ element: (Int, T) -> Element) throws(RowDecodingError) -> [Element] {
+    /// docs/performance.md, round 7), and each value is moved into it, not copied.
+    private func decodeEach<T: Decodable, Element>(_ type: T.Type, using decoder: JSONDecoder, _ element: (Int, consuming T) -> Element) throws(RowDecodingError) -> [Element] {
         let fast = decoder.hasDefaultSettings ? TapeDecoder() : nil
         var failure: RowDecodingError?
         let result = [Element](unsafeUninitializedCapacity: rows.count) { buffer, count in
