@@ -6,16 +6,8 @@ import Testing
 /// 4-byte literal compare, the explicit container stack and the node storage that grows.
 @Suite("The JSON parser's fast paths")
 struct JSONParserFastPathTests {
-    func parse(_ bytes: [UInt8], maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) -> JSONTape {
-        let result: Result<JSONTape, JSONError> = bytes.withUnsafeBufferPointer { buffer in
-            do throws(JSONError) { return .success(try JSONTape(parsing: buffer, maxDepth: maxDepth)) } catch { return .failure(error) }
-        }
-        return try result.get()
-    }
-
-    func error(_ bytes: [UInt8]) -> JSONError? {
-        do { _ = try parse(bytes); return nil } catch { return error }
-    }
+    /// The tape suite's helpers: `parse` a document, or the `error` it fails with.
+    let tapes = JSONTapeTests()
 
     func text(_ tape: JSONTape, _ index: Int, _ bytes: [UInt8]) -> String {
         bytes.withUnsafeBufferPointer { tape.string(at: index, in: $0) }
@@ -33,7 +25,7 @@ struct JSONParserFastPathTests {
         for pad in 0..<17 {
             for tail in [0, 1, 7, 8, 9] {
                 let bytes = document(pad: pad, Array(escape.utf8), tail: tail)
-                let tape = try parse(bytes)
+                let tape = try tapes.parse(bytes)
                 #expect(tape.count == 1)
                 #expect(tape[0].kind == .string)
                 #expect(tape[0].flag)
@@ -48,7 +40,7 @@ struct JSONParserFastPathTests {
     func multiByteAcrossWords(character: String) throws {
         for pad in 0..<17 {
             let bytes = document(pad: pad, Array(character.utf8), tail: 9)
-            let tape = try parse(bytes)
+            let tape = try tapes.parse(bytes)
             #expect(tape[0].kind == .string)
             #expect(!tape[0].flag)
             #expect(Int(tape[0].end) == bytes.count - 1)
@@ -61,31 +53,31 @@ struct JSONParserFastPathTests {
         for pad in 0..<17 {
             for tail in [0, 3, 8] {
                 // The offending byte is at 1 + pad.
-                #expect(error(document(pad: pad, [0xFF], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))
-                #expect(error(document(pad: pad, [0xC3, 0x28], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))   // bad continuation
-                #expect(error(document(pad: pad, [0xED, 0xA0, 0x80], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))   // a surrogate
-                #expect(error(document(pad: pad, [0x80], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))   // a lone continuation
-                #expect(error(document(pad: pad, [0x00], tail: tail)) == JSONError(.controlCharacterInString, at: 1 + pad))
-                #expect(error(document(pad: pad, [0x1F], tail: tail)) == JSONError(.controlCharacterInString, at: 1 + pad))
-                #expect(error(document(pad: pad, [0x5C, 0x71], tail: tail)) == JSONError(.invalidEscape, at: 1 + pad))   // \q
+                #expect(tapes.error(document(pad: pad, [0xFF], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))
+                #expect(tapes.error(document(pad: pad, [0xC3, 0x28], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))   // bad continuation
+                #expect(tapes.error(document(pad: pad, [0xED, 0xA0, 0x80], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))   // a surrogate
+                #expect(tapes.error(document(pad: pad, [0x80], tail: tail)) == JSONError(.invalidUTF8, at: 1 + pad))   // a lone continuation
+                #expect(tapes.error(document(pad: pad, [0x00], tail: tail)) == JSONError(.controlCharacterInString, at: 1 + pad))
+                #expect(tapes.error(document(pad: pad, [0x1F], tail: tail)) == JSONError(.controlCharacterInString, at: 1 + pad))
+                #expect(tapes.error(document(pad: pad, [0x5C, 0x71], tail: tail)) == JSONError(.invalidEscape, at: 1 + pad))   // \q
             }
             // Unterminated, and a multi-byte sequence cut off by the end of the input.
             let open = [0x22] + [UInt8](repeating: 0x61, count: pad)
-            #expect(error(open) == JSONError(.unexpectedEnd, at: 1 + pad))
-            #expect(error(open + [0xE2, 0x82]) == JSONError(.invalidUTF8, at: 1 + pad))
-            #expect(error(open + [0x5C]) == JSONError(.unexpectedEnd, at: 2 + pad))
+            #expect(tapes.error(open) == JSONError(.unexpectedEnd, at: 1 + pad))
+            #expect(tapes.error(open + [0xE2, 0x82]) == JSONError(.invalidUTF8, at: 1 + pad))
+            #expect(tapes.error(open + [0x5C]) == JSONError(.unexpectedEnd, at: 2 + pad))
         }
     }
 
     @Test("a string of 100,000 bytes with one escape near its end is one node spanning all of it")
     func longString() throws {
         let bytes = document(pad: 99_990, Array(#"\t"#.utf8), tail: 8)
-        let tape = try parse(bytes)
+        let tape = try tapes.parse(bytes)
         #expect(tape.count == 1)
         #expect(tape[0].flag)
         #expect(tape[0].end == 100_000 + 1)
         #expect(text(tape, 0, bytes) == String(repeating: "a", count: 99_990) + "\t" + String(repeating: "b", count: 8))
-        #expect(error(Array(bytes.dropLast())) == JSONError(.unexpectedEnd, at: bytes.count - 1))
+        #expect(tapes.error(Array(bytes.dropLast())) == JSONError(.unexpectedEnd, at: bytes.count - 1))
     }
 
     @Test("literals are read whole, and a broken or cut-off one fails at its first wrong byte", arguments: [
@@ -100,17 +92,17 @@ struct JSONParserFastPathTests {
         ("[falsey]", JSONError(.unexpectedByte(UInt8(ascii: "y")), at: 6)),
     ] as [(String, JSONError?)])
     func literals(text: String, expected: JSONError?) {
-        #expect(error(Array(text.utf8)) == expected)
+        #expect(tapes.error(Array(text.utf8)) == expected)
     }
 
     @Test("numbers: integers are flagged, fractions and exponents are not, and a bad one fails at its start")
     func numbers() throws {
-        let tape = try parse(Array("[0,-12,1.5,2E-3,-0,7e+2,123456789012345678901]".utf8))
+        let tape = try tapes.parse(Array("[0,-12,1.5,2E-3,-0,7e+2,123456789012345678901]".utf8))
         #expect(tape.nodes.dropFirst().map(\.flag) == [true, true, false, false, true, false, true])
         #expect(tape.nodes.dropFirst().map { Int($0.end - $0.start) } == [1, 3, 3, 4, 2, 4, 21])
-        #expect(error(Array("[1.5e]".utf8)) == JSONError(.invalidNumber, at: 1))
-        #expect(error(Array("[-x]".utf8)) == JSONError(.invalidNumber, at: 1))
-        #expect(error(Array("[1.]".utf8)) == JSONError(.invalidNumber, at: 1))
+        #expect(tapes.error(Array("[1.5e]".utf8)) == JSONError(.invalidNumber, at: 1))
+        #expect(tapes.error(Array("[-x]".utf8)) == JSONError(.invalidNumber, at: 1))
+        #expect(tapes.error(Array("[1.]".utf8)) == JSONError(.invalidNumber, at: 1))
     }
 
     @Test("nesting deeper than the first stack of open containers (16 levels) keeps every level's counts and ends")
@@ -118,7 +110,7 @@ struct JSONParserFastPathTests {
         // 40 arrays, each holding the next and then a 1: [[[…[1],1]…,1],1]
         let depth = 40
         let bytes = Array((String(repeating: "[", count: depth) + "1" + String(repeating: ",1]", count: depth)).utf8)
-        let tape = try parse(bytes)
+        let tape = try tapes.parse(bytes)
         #expect(tape.count == depth + 1 + depth)
         for level in 0..<depth {
             #expect(tape[level].kind == .array)
@@ -130,7 +122,7 @@ struct JSONParserFastPathTests {
         }
         // Objects too, with a key order broken only at the innermost level.
         let objects = Array((String(repeating: #"{"a":"#, count: 20) + #"{"b":1,"a":2}"# + String(repeating: "}", count: 20)).utf8)
-        let t = try parse(objects)
+        let t = try tapes.parse(objects)
         #expect(t.nodes.filter { $0.kind == .object }.map(\.flag) == [Bool](repeating: false, count: 21))
         #expect(t[0].count == 1)
         #expect(Int(t[0].end) == objects.count)
@@ -141,7 +133,7 @@ struct JSONParserFastPathTests {
         // One node per 2 bytes: four times the first guess (one per 8 bytes).
         let n = 50_000
         let bytes = Array(("[" + [String](repeating: "1", count: n).joined(separator: ",") + "]").utf8)
-        let tape = try parse(bytes)
+        let tape = try tapes.parse(bytes)
         #expect(tape.count == n + 1)
         #expect(tape[0].count == UInt32(n))
         #expect(tape[0].next == UInt32(n + 1))
@@ -160,7 +152,7 @@ struct JSONParserFastPathTests {
         (#"{"a\"":1}"#, [false]),
     ])
     func keyOrder(text: String, flags: [Bool]) throws {
-        let tape = try parse(Array(text.utf8))
+        let tape = try tapes.parse(Array(text.utf8))
         #expect(tape.nodes.filter { $0.kind == .object }.map(\.flag) == flags)
     }
 
@@ -172,8 +164,8 @@ struct JSONParserFastPathTests {
         try big.withUnsafeBufferPointer { try tape.reparse($0) }
         let copy = tape
         try small.withUnsafeBufferPointer { try tape.reparse($0) }
-        #expect(tape.nodes == (try parse(small)).nodes)
-        #expect(copy.nodes == (try parse(big)).nodes)
+        #expect(tape.nodes == (try tapes.parse(small)).nodes)
+        #expect(copy.nodes == (try tapes.parse(big)).nodes)
         #expect(copy.count == 1 + 500 * 5)
         // A failed parse leaves no nodes; the next one works.
         let broken = Array(#"{"b":tru"#.utf8)
@@ -187,11 +179,11 @@ struct JSONParserFastPathTests {
     func fixtureDocuments() throws {
         for id in [1, 6, 25, 151] {
             let bytes = try Array(decompressedFixture("pokeapi/api/v2/pokemon/\(id).json.gz"))
-            let tape = try parse(bytes)
+            let tape = try tapes.parse(bytes)
             #expect(tape[0].flag)
             #expect(Int(tape[0].end) == bytes.count)
             let pretty = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: Data(bytes)), options: [.prettyPrinted, .sortedKeys])
-            let prettyTape = try parse(Array(pretty))
+            let prettyTape = try tapes.parse(Array(pretty))
             #expect(!prettyTape[0].flag)
             #expect(prettyTape.nodes.map(\.kind) == tape.nodes.map(\.kind))
             #expect(prettyTape.nodes.map(\.count) == tape.nodes.map(\.count))
