@@ -107,6 +107,12 @@ final class MemoryTables: FoldTables {
         if journaling { journal.append((t, key, old)) }
     }
 
+    func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
+        var value = [UInt8](repeating: 0, count: count)
+        value.withUnsafeMutableBytes(fill)
+        try put(db, key: key, value: value, append: false, noOverwrite: false)
+    }
+
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
         let t = table(db)

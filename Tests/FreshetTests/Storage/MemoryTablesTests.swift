@@ -12,7 +12,7 @@ struct MemoryTablesTests {
         (0..<Int.random(in: 1...5, using: &g)).map { _ in UInt8.random(in: 0...3, using: &g) * 60 }
     }
 
-    @Test("5,000 random puts, deletes and walks give what an LMDB transaction gives, forwards and backwards from any key")
+    @Test("5,000 random puts (some written in place, some larger than a page), deletes and walks give what an LMDB transaction gives, forwards and backwards from any key")
     func sameAsLMDB() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tests-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -28,9 +28,15 @@ struct MemoryTablesTests {
                     let key = Self.key(&g)
                     let value = [UInt8(truncatingIfNeeded: step), UInt8(truncatingIfNeeded: step >> 8)]
                     switch Int.random(in: 0..<10, using: &g) {
-                    case 0..<5:
+                    case 0..<4:
                         try txn.put(db, key: key, value: value)
                         try memory.put(db, key: key, value: value)
+                    case 4:
+                        // Written in place (MDB_RESERVE), sometimes larger than a page (an overflow page).
+                        let reserved = value + [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: step % 3 == 0 ? 5_000 : 1)
+                        func fill(_ out: UnsafeMutableRawBufferPointer) { reserved.withUnsafeBytes { out.copyMemory(from: $0) } }
+                        try txn.put(db, key: key, reserving: reserved.count, fill)
+                        try memory.put(db, key: key, reserving: reserved.count, fill)
                     case 5:
                         var lmdbRefused = false
                         var memoryRefused = false

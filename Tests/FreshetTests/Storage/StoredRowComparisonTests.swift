@@ -2,12 +2,12 @@ import Foundation
 import Testing
 @testable import Freshet
 
-/// `MaterializedState.same(_:_:)` decides, without encoding the row, whether an upsert
+/// `MaterializedState.same(_:header:json:)` decides, without encoding the row, whether an upsert
 /// writes: it must answer exactly what comparing with `encodeRow` byte for byte answers.
 @Suite("A stored row compared with a row in place")
 struct StoredRowComparisonTests {
     static func same(_ stored: [UInt8], _ row: Row) -> Bool {
-        stored.withUnsafeBytes { MaterializedState.same($0, row) }
+        stored.withUnsafeBytes { MaterializedState.same($0, header: MaterializedState.rowHeader(row), json: row.json) }
     }
 
     @Test("a row's own encoding is the same; another ID, JSON or length of either is not")

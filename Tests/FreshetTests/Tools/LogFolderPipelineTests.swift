@@ -32,7 +32,7 @@ extension LogToolTests {
                 folder.scratch.tables.entries(db).map { $0.key + [0xFF] + $0.value }
             }
             return Outcome(tables: tables, problems: folder.problems, visited: visited, recordCount: folder.recordCount,
-                           lastFolded: folder.lastFolded?.lsn, policies: folder.policies.mapValues(\.lsn))
+                           lastFolded: folder.lastFolded?.lsn, policies: folder.recordedPolicies.mapValues(\.lsn))
         }
 
         @Test("chunks of 1, 2 and 3 records fold to the tables, visits and counts of one chunk, with a missing proposal and a damaged record; problems come per chunk, reading's first")
