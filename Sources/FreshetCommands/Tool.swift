@@ -131,10 +131,24 @@ public struct Tool {
             standardError("freshet: reading \(options.directory): \(Self.errorText("\(error)"))")
             return 2
         }
-        if let value = options.collection, matched == 0 { reportNoMatch(value, in: options.directory) }
+        if let value = options.collection, matched == 0 {
+            // A collection that exists but has no record in the range is not "no match".
+            let exists: Bool
+            do {
+                exists = try store.collections().contains(where: filter.matches)
+            } catch {
+                standardError("freshet: reading \(options.directory): \(Self.errorText(error.message))")
+                return 2
+            }
+            if exists {
+                standardError("freshet: no record of \(value.debugDescription) in LSNs \(options.from) ... \(options.to ?? store.lastLSN) of \(options.directory)")
+            } else {
+                reportNoMatch(value, in: options.directory)
+            }
+        }
         let missing = reportMissing(gaps, in: options.directory)
         if problems > 0 {
-            standardError("freshet: \(problems) unreadable record\(problems == 1 ? "" : "s") in \(options.directory)")
+            standardError("freshet: \(Self.counted(problems, "unreadable record")) in \(options.directory)")
             return 1
         }
         return missing
@@ -152,6 +166,11 @@ public struct Tool {
         // The collection name comes from the log file: escaped like the summary (one line, always).
         let collection = TerminalEscaping.escaped(r.collection)
         return "\(pad(r.lsn.description, 6))  \(LogRecord.iso8601(r.timestamp))  \(r.kind.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(collection.padding(toLength: max(14, collection.count), withPad: " ", startingAt: 0))  \(r.summary)"
+    }
+
+    /// `1 record`, `2 records`: a count and its noun, plural by the English `-s`.
+    static func counted(_ n: Int, _ noun: String) -> String {
+        "\(n) \(noun)\(n == 1 ? "" : "s")"
     }
 
     static func pad(_ s: String, _ width: Int) -> String {
