@@ -71,11 +71,20 @@ public struct Tool {
     /// An error message made safe for one line of standard error: as it is when it holds no
     /// character ``TerminalEscaping`` escapes other than `\` (names in it are already quoted
     /// with their escapes, `"a\u{7}b"`), else escaped whole (a server- or file-chosen string
-    /// reached it raw).
+    /// reached it raw). Past ``longestError`` characters the middle is cut with a visible
+    /// ellipsis and the length left out, keeping the start (which names the line or record)
+    /// and the end (which says what is wrong): a long string the library did not shorten
+    /// itself (``CollectionFilter``'s names are) still gives one short line.
     static func errorText(_ message: String) -> String {
         let unquoted = message.replacingOccurrences(of: "\\", with: "")
-        return TerminalEscaping.escaped(unquoted) == unquoted ? message : TerminalEscaping.escaped(message)
+        let text = TerminalEscaping.escaped(unquoted) == unquoted ? message : TerminalEscaping.escaped(message)
+        guard text.count > longestError else { return text }
+        let kept = (head: 600, tail: 200)
+        return "\(text.prefix(kept.head))… (\(text.count - kept.head - kept.tail) characters left out) …\(text.suffix(kept.tail))"
     }
+
+    /// Characters of an error line (after escaping) printed whole.
+    static let longestError = 1_000
 
     /// Says on standard error which records a replay skipped (unreadable, or missing up to
     /// the point asked for), one line each; returns 1 when there is one, else 0.

@@ -233,6 +233,19 @@ extension LogToolTests {
             }
         }
 
+        @Test("an error line holding a long string the library did not shorten is cut in the middle, with the length left out")
+        func longErrorLine() async throws {
+            let kind = String(repeating: "k", count: 100_000)
+            let line = #"{"lsn":1,"micros":0,"kind":"\#(kind)","collection":"a","event":{}}"#
+            try await NewUserTrialTests().withFile(line) { file, store in
+                let run = runTool(["import", store.path, file])
+                #expect(run.status == 2)
+                let message = "line 1: unknown event kind \(kind.debugDescription); this Freshet knows \(EventKind.allCases.map(\.name).joined(separator: ", "))"
+                #expect(run.stderr == ["freshet: \(file): \(message.prefix(600))… (\(message.count - 800) characters left out) …\(message.suffix(200))"])
+                #expect(run.stderr.first?.count ?? 0 < 1_000 + file.count)
+            }
+        }
+
         @Test("usage errors: LSN 0, an option given twice, an empty collection name", arguments: [
             (["replay", "d", "--to", "0"], "--to needs an LSN from 1 (LSN 0 is before the first record), got 0"),
             (["dump", "d", "--to", "0"], "--to needs an LSN from 1 (LSN 0 is before the first record), got 0"),
