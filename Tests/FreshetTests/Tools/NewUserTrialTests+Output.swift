@@ -10,6 +10,14 @@ extension LogToolTests {
     /// after creating the store, `replay --to 0`, the mode of import's directories, and small edges.
     @Suite("freshet after the second new user's trial")
     struct SecondTrialTests {
+        /// Runs `body` with a new empty temporary directory (removed afterwards).
+        func withScratchDirectory<R>(_ body: (URL) async throws -> R) async throws -> R {
+            try await withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                return try await body(directory)
+            }
+        }
+
         /// Runs the built `freshet` with standard output to `/dev/full`; its status and standard error.
         func runToFullDisk(_ arguments: [String]) throws -> (status: Int32, stderr: [String]) {
             let process = try SpawnedProcess([try LiveStoreTests.executable().path] + arguments,
@@ -31,8 +39,7 @@ extension LogToolTests {
 
         @Test("the output writer keeps its bytes in order across flushes and reports the first failed write")
         func outputWriter() async throws {
-            try await withTemporaryDirectory { directory in
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try await withScratchDirectory { (directory: URL) async throws in
                 let path = directory.appendingPathComponent("out").path
                 let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
                 #expect(fd >= 0)
@@ -58,8 +65,7 @@ extension LogToolTests {
         @Test("why --svg refuses a path inside the store, however it is spelled, and leaves the store as it was")
         func svgInsideStore() async throws {
             try await withDumpableStore { store in
-                try await withTemporaryDirectory { outside in
-                    try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+                try await withScratchDirectory { outside in
                     let data = store.appendingPathComponent("data.mdb")
                     let before = try Data(contentsOf: data)
                     let link = outside.appendingPathComponent("link.svg").path
@@ -84,8 +90,7 @@ extension LogToolTests {
         @Test("why --svg writes through a symbolic link like a shell redirect, and names file errors in plain words")
         func svgThroughPath() async throws {
             try await withDumpableStore { store in
-                try await withTemporaryDirectory { outside in
-                    try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+                try await withScratchDirectory { outside in
                     let plain = outside.appendingPathComponent("plain.svg").path
                     // At an LSN, so both runs judge at the same time and draw the same picture.
                     #expect(runTool(["why", store.path, "favourites", "--lsn", "1", "--svg", plain]).status == 0)
@@ -121,8 +126,7 @@ extension LogToolTests {
 
         @Test("import names a file it cannot read in plain words: missing, a directory")
         func importFileErrors() async throws {
-            try await withTemporaryDirectory { directory in
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try await withScratchDirectory { directory in
                 let store = directory.appendingPathComponent("store").path
                 let missing = directory.appendingPathComponent("none.jsonl").path
                 #expect(runTool(["import", store, missing]) == ToolRun(status: 2, stdout: [], stderr: ["freshet: cannot read \(missing): No such file or directory"]))
@@ -137,8 +141,7 @@ extension LogToolTests {
             try await withRecordedRun { directory, _ in
                 let export = runTool(["export", directory.path])
                 #expect(export.status == 0)
-                try await withTemporaryDirectory { scratch in
-                    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                try await withScratchDirectory { scratch in
                     let file = scratch.appendingPathComponent("crlf.jsonl").path
                     try Data(export.stdout.map { $0 + "\r\n" }.joined().utf8).write(to: URL(fileURLWithPath: file))
                     let copy = scratch.appendingPathComponent("store").path
@@ -178,8 +181,7 @@ extension LogToolTests {
             try await withRecordedRun { directory, _ in
                 let export = runTool(["export", directory.path]).stdout
                 let orphan = try Self.orphanConfirmation(export)
-                try await withTemporaryDirectory { scratch in
-                    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                try await withScratchDirectory { scratch in
                     let file = scratch.appendingPathComponent("orphanconfirm.jsonl").path
                     try Data(orphan.text.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
                     let store = scratch.appendingPathComponent("parent/st-orphanconfirm").path
@@ -272,8 +274,7 @@ extension LogToolTests {
 
         @Test("compact names a missing path or a file in the words the other tools use")
         func compactSameWords() async throws {
-            try await withTemporaryDirectory { directory in
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try await withScratchDirectory { directory in
                 let missing = directory.appendingPathComponent("none").path
                 let file = directory.appendingPathComponent("file").path
                 try Data("x".utf8).write(to: URL(fileURLWithPath: file))
