@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Freshet
+@testable import FreshetLMDB
+
+/// A healthy `data.mdb` may end before its meta page's last page: LMDB 0.9 (non-`WRITEMAP`)
+/// counts a page in `mm_last_pg` when a transaction allocates it, and a page allocated and
+/// freed in the same transaction is never written. Such a file must open; a file that lacks a
+/// page LMDB reads is still refused as cut short (docs/reliability.md, "Damaged files").
+@Suite("Short data files")
+struct ShortDataFileTests {
+    /// The file's size and the bytes its current meta page's `lastPage` covers.
+    static func sizes(_ directory: URL) throws -> (size: Int, covered: Int, summary: DataFile.Summary) {
+        let file = try DataFile(path: directory.appendingPathComponent("data.mdb").path)
+        let summary = try file.check()
+        return (file.size, (summary.lastPage + 1) * summary.pageSize, summary)
+    }
+
+    /// The fields of the meta page LMDB uses (the larger transaction ID, page 0 on a tie),
+    /// read from the file's bytes: its byte offset, the page size, the last page in use and
+    /// the main tree's root page.
+    static func currentMeta(_ bytes: [UInt8]) -> (offset: Int, pageSize: Int, lastPage: Int, mainRoot: Int) {
+        let pageSize = readU64(bytes, 40) & 0xFFFF_FFFF
+        let offset = readU64(bytes, pageSize + 144) > readU64(bytes, 144) ? pageSize : 0
+        return (offset, pageSize, readU64(bytes, offset + 136), readU64(bytes, offset + 128))
+    }
+
+    static func readU64(_ bytes: [UInt8], _ at: Int) -> Int {
+        Int((0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) })
+    }
+
+    static func writeU64(_ bytes: inout [UInt8], _ at: Int, _ value: Int) {
+        for i in 0..<8 { bytes[at + i] = UInt8(truncatingIfNeeded: UInt64(value) >> (8 * UInt64(i))) }
+    }
+
+    @Test("overflow values put and deleted in one transaction leave the file short of its last page; the store opens, verifies, states its numbers and writes")
+    func freedInSameTransaction() async throws {
+        try await withTemporaryDirectory { directory in
+            try await DamagedStoreFixture.build(in: directory)
+            try withRawEnvironment(directory) { env, dbs in
+                let meta = try #require(dbs["meta"])
+                // A few commits first, so the free list has pages to hand out.
+                for round in 0..<3 {
+                    try env.write { txn in try txn.put(meta, key: Array("scratch-\(round)".utf8), value: [UInt8](repeating: 1, count: 100)) }
+                    _ = try env.write { txn in try txn.delete(meta, key: Array("scratch-\(round)".utf8)) }
+                }
+                // Ten overflow runs allocated past the file's end and freed in the same
+                // transaction: counted in the last page, never written.
+                try env.write { txn in
+                    for i in 0..<10 { try txn.put(meta, key: Array("big-\(i)".utf8), value: [UInt8](repeating: 2, count: 10_000)) }
+                    for i in 0..<10 { _ = try txn.delete(meta, key: Array("big-\(i)".utf8)) }
+                }
+            }
+            let (size, covered, summary) = try Self.sizes(directory)
+            #expect(size == 188_416)
+            #expect(covered == 299_008)
+            #expect(summary.databases == StoreDatabases.names.sorted())
+
+            let verify = runTool(["verify", directory.path])
+            #expect(verify.status == 0)
+            #expect(verify.stderr == [])
+            let stats = runTool(["stats", directory.path])
+            #expect(stats.status == 0)
+            #expect(stats.stdout.contains { $0.hasPrefix("file         data.mdb \(size) bytes, ") })
+            #expect(stats.stdout.contains { $0.hasPrefix("pages        \(summary.lastPage + 1) used, ") })
+
+            var configuration = Configuration.test()
+            configuration.sendsMutations = false
+            let store = try Store(directory: directory, configuration: configuration, dependencies: .test())
+            #expect(try store.snapshot("pokemon").rows.count == 240)
+            try await store.localWrite("favourites", [.upsert(row("1", "bulbasaur"))])
+            #expect(try store.snapshot("favourites").rows.map(\.id) == ["25", "133", "1"])
+            store.close()
+            #expect(try Self.sizes(directory).summary.databases == StoreDatabases.names.sorted())
+        }
+    }
+
+    @Test("a meta page whose last page is raised by three past the file's end passes the check; the store opens, reads and writes")
+    func lastPageRaisedByHand() async throws {
+        try await withTemporaryDirectory { directory in
+            try await DamagedStoreFixture.build(in: directory)
+            let data = directory.appendingPathComponent("data.mdb")
+            var bytes = Array(try Data(contentsOf: data))
+            let (meta, pageSize, lastPage, _) = Self.currentMeta(bytes)
+            #expect(bytes.count == (lastPage + 1) * pageSize)
+            Self.writeU64(&bytes, meta + 136, lastPage + 3)
+            try Data(bytes).write(to: data)
+
+            let file = try DataFile(path: data.path)
+            let summary = try file.check()
+            #expect(summary.lastPage == lastPage + 3)
+            #expect(file.size == (lastPage + 1) * pageSize)
+            #expect(summary.databases == StoreDatabases.names.sorted())
+
+            var configuration = Configuration.test()
+            configuration.sendsMutations = false
+            let store = try Store(directory: directory, configuration: configuration, dependencies: .test())
+            #expect(try store.snapshot("pokemon").rows.count == 240)
+            #expect(try store.pendingMutations().map(\.id) == DamagedStoreFixture.pendingIDs)
+            try await store.localWrite("favourites", [.upsert(row("1", "bulbasaur"))])
+            store.close()
+            let reopened = try Store(directory: directory, configuration: configuration, dependencies: .test())
+            #expect(try reopened.snapshot("favourites").rows.map(\.id) == ["25", "133", "1"])
+            reopened.close()
+            #expect(runTool(["verify", directory.path]).status == 0)
+        }
+    }
+
+    @Test("a file cut before a page the main tree reaches is refused with the cut-short message, in one go and page by page, and left as it was")
+    func reachablePageCutAway() async throws {
+        try await withTemporaryDirectory { directory in
+            try await DamagedStoreFixture.build(in: directory)
+            let data = directory.appendingPathComponent("data.mdb")
+            let bytes = Array(try Data(contentsOf: data))
+            let (meta, pageSize, lastPage, mainRoot) = Self.currentMeta(bytes)
+            let cut = Array(bytes.prefix(mainRoot * pageSize))
+            try Data(cut).write(to: data)
+            let reason = "the file is \(cut.count) bytes but its meta page uses pages 0 ... \(lastPage) of \(pageSize) bytes (\(bytes.count) bytes): it was cut short"
+            for inOneGo in [true, false] {
+                #expect(throws: DataFileDamage(page: meta / pageSize, reason)) {
+                    try DataFile(path: data.path).check(readingPagesInOneGo: inOneGo)
+                }
+            }
+            #expect {
+                _ = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            } throws: { error in
+                (error as? StoreError)?.code == .corrupted
+                    && (error as? StoreError)?.message == "\(data.path) is damaged (page \(meta / pageSize): \(reason)); nothing was opened. Store.recoverDamaged(directory:) moves it aside and starts an empty store"
+            }
+            #expect(Array(try Data(contentsOf: data)) == cut)
+        }
+    }
+}
