@@ -130,4 +130,24 @@ struct ShortDataFileTests {
             #expect(Array(try Data(contentsOf: data)) == cut)
         }
     }
+
+    @Test("a last page of 2^40, past the meta page's map size, is cut short without a walk; recovery's tolerant reader still reads every log record")
+    func lastPagePastTheMap() async throws {
+        try await withTemporaryDirectory { directory in
+            try await DamagedStoreFixture.build(in: directory)
+            let data = directory.appendingPathComponent("data.mdb")
+            var bytes = Array(try Data(contentsOf: data))
+            let intact = try DataFile(path: data.path).records(inDatabase: "log")
+            let (meta, pageSize, _, _) = Self.currentMeta(bytes)
+            Self.writeU64(&bytes, meta + 136, 1 << 40)
+            try Data(bytes).write(to: data)
+            let reason = "the file is \(bytes.count) bytes but its meta page uses pages 0 ... 1099511627776 of \(pageSize) bytes (\(((1 << 40) + 1) * pageSize) bytes): it was cut short"
+            #expect(throws: DataFileDamage(page: meta / pageSize, reason)) { try DataFile(path: data.path).check() }
+            let records = try DataFile(path: data.path).records(inDatabase: "log")
+            #expect(intact.entries.count == 11)
+            #expect(records.entries.map(\.key) == intact.entries.map(\.key))
+            #expect(records.damagedPages == [])
+            #expect(records.skippedEntries == 0)
+        }
+    }
 }
