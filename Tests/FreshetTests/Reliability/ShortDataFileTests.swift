@@ -25,6 +25,31 @@ struct ShortDataFileTests {
         return (offset, pageSize, readU64(bytes, offset + 136), readU64(bytes, offset + 128))
     }
 
+    /// Builds the damaged-file fixture store in `directory` and returns its `data.mdb` and bytes.
+    static func fixture(in directory: URL) async throws -> (data: URL, bytes: [UInt8]) {
+        try await DamagedStoreFixture.build(in: directory)
+        let data = directory.appendingPathComponent("data.mdb")
+        return (data, Array(try Data(contentsOf: data)))
+    }
+
+    /// Opens the fixture store in `directory`, reads its rows and pending mutations, writes a
+    /// row, reopens it and reads that row back, and runs `freshet verify` on it.
+    static func expectOpensReadsAndWrites(_ directory: URL) async throws {
+        var configuration = Configuration.test()
+        configuration.sendsMutations = false
+        let store = try Store(directory: directory, configuration: configuration, dependencies: .test())
+        #expect(try store.snapshot("pokemon").rows.count == 240)
+        #expect(try store.pendingMutations().map(\.id) == DamagedStoreFixture.pendingIDs)
+        try await store.localWrite("favourites", [.upsert(row("1", "bulbasaur"))])
+        store.close()
+        let reopened = try Store(directory: directory, configuration: configuration, dependencies: .test())
+        #expect(try reopened.snapshot("favourites").rows.map(\.id) == ["25", "133", "1"])
+        reopened.close()
+        let verify = runTool(["verify", directory.path])
+        #expect(verify.status == 0)
+        #expect(verify.stderr == [])
+    }
+
     static func readU64(_ bytes: [UInt8], _ at: Int) -> Int {
         Int((0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) })
     }
@@ -56,21 +81,11 @@ struct ShortDataFileTests {
             #expect(covered == 299_008)
             #expect(summary.databases == StoreDatabases.names.sorted())
 
-            let verify = runTool(["verify", directory.path])
-            #expect(verify.status == 0)
-            #expect(verify.stderr == [])
             let stats = runTool(["stats", directory.path])
             #expect(stats.status == 0)
             #expect(stats.stdout.contains { $0.hasPrefix("file         data.mdb \(size) bytes, ") })
             #expect(stats.stdout.contains { $0.hasPrefix("pages        \(summary.lastPage + 1) used, ") })
-
-            var configuration = Configuration.test()
-            configuration.sendsMutations = false
-            let store = try Store(directory: directory, configuration: configuration, dependencies: .test())
-            #expect(try store.snapshot("pokemon").rows.count == 240)
-            try await store.localWrite("favourites", [.upsert(row("1", "bulbasaur"))])
-            #expect(try store.snapshot("favourites").rows.map(\.id) == ["25", "133", "1"])
-            store.close()
+            try await Self.expectOpensReadsAndWrites(directory)
             #expect(try Self.sizes(directory).summary.databases == StoreDatabases.names.sorted())
         }
     }
@@ -78,9 +93,8 @@ struct ShortDataFileTests {
     @Test("a meta page whose last page is raised by three past the file's end passes the check; the store opens, reads and writes")
     func lastPageRaisedByHand() async throws {
         try await withTemporaryDirectory { directory in
-            try await DamagedStoreFixture.build(in: directory)
-            let data = directory.appendingPathComponent("data.mdb")
-            var bytes = Array(try Data(contentsOf: data))
+            let (data, original) = try await Self.fixture(in: directory)
+            var bytes = original
             let (meta, pageSize, lastPage, _) = Self.currentMeta(bytes)
             #expect(bytes.count == (lastPage + 1) * pageSize)
             Self.writeU64(&bytes, meta + 136, lastPage + 3)
@@ -91,27 +105,14 @@ struct ShortDataFileTests {
             #expect(summary.lastPage == lastPage + 3)
             #expect(file.size == (lastPage + 1) * pageSize)
             #expect(summary.databases == StoreDatabases.names.sorted())
-
-            var configuration = Configuration.test()
-            configuration.sendsMutations = false
-            let store = try Store(directory: directory, configuration: configuration, dependencies: .test())
-            #expect(try store.snapshot("pokemon").rows.count == 240)
-            #expect(try store.pendingMutations().map(\.id) == DamagedStoreFixture.pendingIDs)
-            try await store.localWrite("favourites", [.upsert(row("1", "bulbasaur"))])
-            store.close()
-            let reopened = try Store(directory: directory, configuration: configuration, dependencies: .test())
-            #expect(try reopened.snapshot("favourites").rows.map(\.id) == ["25", "133", "1"])
-            reopened.close()
-            #expect(runTool(["verify", directory.path]).status == 0)
+            try await Self.expectOpensReadsAndWrites(directory)
         }
     }
 
     @Test("a file cut before a page the main tree reaches is refused with the cut-short message, in one go and page by page, and left as it was")
     func reachablePageCutAway() async throws {
         try await withTemporaryDirectory { directory in
-            try await DamagedStoreFixture.build(in: directory)
-            let data = directory.appendingPathComponent("data.mdb")
-            let bytes = Array(try Data(contentsOf: data))
+            let (data, bytes) = try await Self.fixture(in: directory)
             let (meta, pageSize, lastPage, mainRoot) = Self.currentMeta(bytes)
             let cut = Array(bytes.prefix(mainRoot * pageSize))
             try Data(cut).write(to: data)
@@ -134,9 +135,8 @@ struct ShortDataFileTests {
     @Test("a last page of 2^40, past the meta page's map size, is cut short without a walk; recovery's tolerant reader still reads every log record")
     func lastPagePastTheMap() async throws {
         try await withTemporaryDirectory { directory in
-            try await DamagedStoreFixture.build(in: directory)
-            let data = directory.appendingPathComponent("data.mdb")
-            var bytes = Array(try Data(contentsOf: data))
+            let (data, original) = try await Self.fixture(in: directory)
+            var bytes = original
             let intact = try DataFile(path: data.path).records(inDatabase: "log")
             let (meta, pageSize, _, _) = Self.currentMeta(bytes)
             Self.writeU64(&bytes, meta + 136, 1 << 40)
