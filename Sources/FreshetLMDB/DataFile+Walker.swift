@@ -37,7 +37,10 @@ extension DataFile {
             self.file = file
             self.meta = meta
             self.tolerant = tolerant
-            self.visited = [UInt64](repeating: 0, count: meta.lastPage / 64 + 1)
+            // Sized by the pages the file holds, not the meta page's last page: the file may
+            // end before it, and a damaged meta page may name a last page no memory holds.
+            // ``claim(_:from:)`` grows it for pages a growing file (a live writer) gained.
+            self.visited = [UInt64](repeating: 0, count: min(meta.lastPage, file.size / meta.pageSize) / 64 + 1)
         }
 
         /// Walks the free-page tree and the main tree with every named database in it.
@@ -61,11 +64,15 @@ extension DataFile {
             return try file.read(offset: offset, count: count, page: page)
         }
 
+        /// Marks `page` reached (from the page `from`): damage when it is outside pages
+        /// 2 ... last page, past the file's end (LMDB would read it: a `SIGBUS`) or reached before.
         private mutating func claim(_ page: Int, from: Int?) throws(DataFileDamage) {
             guard page >= 2, page <= meta.lastPage else {
                 throw DataFileDamage(page: from ?? page, "refers to page \(page), outside pages 2 ... \(meta.lastPage)")
             }
+            try file.requireInside(offset: page * meta.pageSize, count: meta.pageSize, page: page)
             let (word, bit) = (page / 64, UInt64(1) << UInt64(page % 64))
+            if word >= visited.count { visited.append(contentsOf: repeatElement(0, count: word - visited.count + 1)) }
             guard visited[word] & bit == 0 else { throw DataFileDamage(page: from ?? page, "refers to page \(page), which another node refers to as well") }
             visited[word] |= bit
             visitedCount += 1

@@ -27,8 +27,11 @@ import Foundation
 package final class DataFile {
     /// One of the two meta pages.
     package struct Meta: Sendable, Hashable {
+        /// Which one: page 0 or page 1.
+        package var page: Int
         package var pageSize: Int
         package var mapSize: UInt64
+        /// LMDB's `mm_last_pg`: the last page any transaction allocated, written or not.
         package var lastPage: Int
         package var transactionID: UInt64
         package var freeTree: Tree
@@ -48,7 +51,10 @@ package final class DataFile {
     /// What a clean ``check()`` saw.
     package struct Summary: Sendable, Hashable {
         package var pageSize: Int
-        /// The last page in use (the file holds at least `lastPage + 1` pages).
+        /// The last page in use, as the meta page says (LMDB's `mm_last_pg`). The file may end
+        /// before it: LMDB counts a page when a transaction allocates it, and one allocated
+        /// and freed in the same transaction is never written. Every page the walk reached
+        /// is inside the file.
         package var lastPage: Int
         package var transactionID: UInt64
         /// Pages reached from the meta page: tree pages and overflow pages.
@@ -107,19 +113,26 @@ package final class DataFile {
 
     deinit { _ = close(fd) }
 
-    /// The largest size ``read(offset:count:page:)`` has seen: a read inside it needs no
+    /// The largest size ``requireInside(offset:count:page:)`` has seen: a read inside it needs no
     /// `fstat` (a store's file only grows while open; one cut short meanwhile makes `pread`
     /// come back short, which is damage too). An open's check reads every page, so an
     /// `fstat` per page was a system call per page.
     private var knownSize = 0
 
     /// Checks everything liblmdb follows when it opens and reads the file: both meta pages
-    /// (page flag, magic, version, page size), the file size against the last page in use,
-    /// and every page reachable from the meta page LMDB will use — the free-page tree, the
-    /// main tree and each named database's tree: page numbers in range and matching the
-    /// page, no page reached twice, `lower`/`upper` and every node (and its key and data)
-    /// inside its page, branch depth consistent with the tree's depth, overflow runs inside
-    /// the file with their page count, free-page lists the size they claim.
+    /// (page flag, magic, version, page size), and every page reachable from the meta page
+    /// LMDB will use — the free-page tree, the main tree and each named database's tree:
+    /// inside the file, page numbers in range and matching the page, no page reached twice,
+    /// `lower`/`upper` and every node (and its key and data) inside its page, branch depth
+    /// consistent with the tree's depth, overflow runs inside the file with their page count,
+    /// free-page lists the size they claim.
+    ///
+    /// The file may end before the meta page's last page: LMDB 0.9 (without `MDB_WRITEMAP`)
+    /// counts a page in `mm_last_pg` as soon as a transaction allocates it, and a page
+    /// allocated and freed in the same transaction is never written (`mdb_freelist_save`
+    /// drops such loose pages from the dirty list; freed overflow runs likewise). LMDB never
+    /// reads a free page, so a short file is damage only when a page the walk reaches lies
+    /// past its end; that is reported as the file being cut short, naming the meta page.
     ///
     /// Another process may commit while this reads (without a read transaction, its pages
     /// may be reused under the walk): when the meta page's transaction ID changed by the
@@ -140,6 +153,8 @@ package final class DataFile {
             var failure: DataFileDamage?
             do {
                 try walker.walkAll()
+            } catch where error.isPastEnd {
+                failure = cutShort(meta) ?? error
             } catch {
                 failure = error
             }
@@ -195,19 +210,19 @@ package final class DataFile {
         return best
     }
 
-    /// The meta page LMDB will use (the larger transaction ID), after checking both.
+    /// The meta page LMDB will use (the larger transaction ID), after checking both. The file
+    /// may end before its last page (see ``check(readingPagesInOneGo:)``); here that is damage
+    /// only when the last page also lies past the meta page's own map size.
     func currentMeta() throws(DataFileDamage) -> Meta {
         let (first, second) = try bothMetasStrict()
         let meta = second.transactionID > first.transactionID ? second : first
-        let page = meta == first ? 0 : 1
+        let page = meta.page
         guard meta.lastPage >= 1 else { throw DataFileDamage(page: page, "meta page says the last page in use is \(meta.lastPage); a store has at least two pages") }
+        // LMDB allocates pages only inside the map (`MDB_MAP_FULL` past it) and never writes a
+        // smaller map size than the meta page had, so a last page past the meta page's own map
+        // size, in a file that ends before it, was not left by LMDB: cut short, no walk needed.
         let needed = (meta.lastPage + 1).multipliedReportingOverflow(by: meta.pageSize)
-        // The size after the meta pages were read: LMDB grows the file before it writes a
-        // meta page that uses the new pages.
-        let size = self.size
-        guard !needed.overflow, needed.partialValue <= size else {
-            throw DataFileDamage(page: page, "the file is \(size) bytes but its meta page uses pages 0 ... \(meta.lastPage) of \(meta.pageSize) bytes (\(needed.overflow ? "more than any file" : String(needed.partialValue)) bytes): it was cut short")
-        }
+        if needed.overflow || UInt64(needed.partialValue) > meta.mapSize, let damage = cutShort(meta) { throw damage }
         for (tree, what) in [(meta.freeTree, "free-page tree"), (meta.mainTree, "main tree")] {
             if let root = tree.root {
                 guard root >= 2, root <= meta.lastPage else { throw DataFileDamage(page: page, "the \(what)'s root page \(root) is outside pages 2 ... \(meta.lastPage)") }
@@ -215,6 +230,17 @@ package final class DataFile {
             }
         }
         return meta
+    }
+
+    /// The damage of a file that ends before `meta`'s last page, once the walk met a page past
+    /// its end (or the last page lies past the map); nil when the file holds every page up to
+    /// the last (then the walk's own error says what is wrong).
+    private func cutShort(_ meta: Meta) -> DataFileDamage? {
+        let needed = (meta.lastPage + 1).multipliedReportingOverflow(by: meta.pageSize)
+        // The size now: LMDB grows the file before it writes a meta page that uses new pages.
+        let size = self.size
+        guard needed.overflow || needed.partialValue > size else { return nil }
+        return DataFileDamage(page: meta.page, "the file is \(size) bytes but its meta page uses pages 0 ... \(meta.lastPage) of \(meta.pageSize) bytes (\(needed.overflow ? "more than any file" : String(needed.partialValue)) bytes): it was cut short")
     }
 
     /// Both meta pages, each checked for LMDB's page flag, magic, version and page size.
@@ -268,7 +294,7 @@ package final class DataFile {
         if let pageSize, pageSize != psize { throw DataFileDamage(page: page, "meta page gives page size \(psize), meta page 0 \(pageSize)") }
         let last = Self.u64(bytes, 136)
         guard last <= UInt64(Int.max / 65536) else { throw DataFileDamage(page: page, "meta page gives last page \(last)") }
-        return Meta(pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: Self.u64(bytes, 144), freeTree: free, mainTree: Self.tree(bytes, at: 88))
+        return Meta(page: page, pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: Self.u64(bytes, 144), freeTree: free, mainTree: Self.tree(bytes, at: 88))
     }
 
     /// The largest file whose pages ``check()`` reads with one `pread` (16 MiB): a store's
@@ -276,30 +302,37 @@ package final class DataFile {
     /// (docs/performance.md, round 6). Larger files are read page by page.
     static let windowLimit = 16 << 20
 
-    /// Pages `0 ..< pages` read in one go, or nil when they are more than ``windowLimit``
-    /// bytes or cannot be read whole (the walk then reads page by page and reports exactly
-    /// which page is missing). Only the walk uses it: meta pages are always read afresh, so
-    /// a commit during the walk is still seen.
+    /// Pages `0 ..< pages` read in one go — as much of them as the file holds, which may be
+    /// fewer (a healthy file can end before its last page; a page past the end is then read
+    /// on its own and reported missing) — or nil when they are more than ``windowLimit``
+    /// bytes or the read fails (the walk then reads page by page). Only the walk uses it:
+    /// meta pages are always read afresh, so a commit during the walk is still seen.
     func window(pages: Int, pageSize: Int) -> [UInt8]? {
         let bytes = pages.multipliedReportingOverflow(by: pageSize)
         guard !bytes.overflow, bytes.partialValue <= Self.windowLimit else { return nil }
         do {
-            return try read(offset: 0, count: bytes.partialValue, page: 0)
+            return try read(offset: 0, count: min(bytes.partialValue, size), page: 0)
         } catch {
             return nil
         }
     }
 
-    /// `count` bytes at `offset`; a short read or an I/O error is damage at `page`.
-    func read(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
+    /// Throws unless bytes `offset ..< offset + count` lie inside the file (an `fstat` only
+    /// when they lie past the largest size seen so far): past its end is damage at `page`.
+    func requireInside(offset: Int, count: Int, page: Int) throws(DataFileDamage) {
         var size = knownSize
         if offset < 0 || offset > size || count > size - offset {
             size = self.size
             knownSize = max(knownSize, size)
         }
         guard offset >= 0, offset <= size, count <= size - offset else {
-            throw DataFileDamage(page: page, "page lies past the end of the \(size)-byte file")
+            throw DataFileDamage(page: page, "page lies past the end of the \(size)-byte file", isPastEnd: true)
         }
+    }
+
+    /// `count` bytes at `offset`; a short read or an I/O error is damage at `page`.
+    func read(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
+        try requireInside(offset: offset, count: count, page: page)
         var failure: DataFileDamage?
         // Uninitialized: every byte is written by `pread` before the array is returned.
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -313,7 +346,7 @@ package final class DataFile {
                     break
                 }
                 if n == 0 {
-                    failure = DataFileDamage(page: page, "the file ends inside the page")
+                    failure = DataFileDamage(page: page, "the file ends inside the page", isPastEnd: true)
                     break
                 }
                 done += n

@@ -10,10 +10,15 @@ package struct DataFileDamage: Error, Sendable, Hashable, CustomStringConvertibl
     /// magic), rather than a damaged one.
     package let isNotLMDB: Bool
 
-    package init(page: Int?, _ reason: String, isNotLMDB: Bool = false) {
+    /// Whether a read met the end of the file: ``DataFile/check(readingPagesInOneGo:)`` then
+    /// reports the file as cut short when it ends before its meta page's last page.
+    package let isPastEnd: Bool
+
+    package init(page: Int?, _ reason: String, isNotLMDB: Bool = false, isPastEnd: Bool = false) {
         self.page = page
         self.reason = reason
         self.isNotLMDB = isNotLMDB
+        self.isPastEnd = isPastEnd
     }
 
     package var description: String {

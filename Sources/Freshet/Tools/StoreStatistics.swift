@@ -39,8 +39,11 @@ public struct StoreStatistics: Sendable {
     /// The LMDB memory map size: the largest the file may grow to.
     public var mapBytes = 0
     public var pageSize = 0
-    /// Pages in the used part of the file (`me_last_pgno + 1`) and pages on LMDB's free list
-    /// (reused by later writes).
+    /// Pages LMDB counts as used (`me_last_pgno + 1`: every page some transaction allocated)
+    /// and pages on LMDB's free list (reused by later writes). The file may end before the
+    /// used pages, so `usedPages × pageSize` can exceed ``fileBytes``: a page allocated and
+    /// freed in the same transaction is counted but never written (docs/reliability.md,
+    /// "Damaged files").
     public var usedPages = 0
     public var freePages = 0
     /// Reader slots holding a read transaction now, this tool's own excluded, and the size of

@@ -159,10 +159,13 @@ struct DamagedFileTests {
                 #expect(inOneGo == (try outcome(false)), "\(variant.name)")
                 if inOneGo.hasPrefix("damage") { damaged += 1 }
             }
-            // The original is sound; 412 variants are found damaged by the check itself (the
-            // 404 `corrupted` and 8 `notAStore` opens of the corpus test), the rest later or not at all.
+            // The original is sound; 410 variants are found damaged by the check itself (the
+            // 402 `corrupted` and 8 `notAStore` opens of the corpus test), the rest later or not
+            // at all. 412 until the check let a file end before its last page when the walk
+            // reaches no page past the end: the two edits raising the current meta page's last
+            // page to 46 and 51 (of pages 0 ... 45) are sound now (docs/reliability.md).
             #expect(try { try Data(original).write(to: URL(fileURLWithPath: path)); return try outcome(true) }() == "ok \(summary.pagesVisited) pages, \(summary.databases)")
-            #expect(damaged == 412)
+            #expect(damaged == 410)
         }
     }
 
