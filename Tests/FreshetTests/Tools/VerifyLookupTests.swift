@@ -48,21 +48,28 @@ struct VerifyLookupTests {
     /// `big`'s key prefix: 2-byte big-endian length ‖ UTF-8 (docs/log-format.md).
     static let prefix: [UInt8] = [0, 3] + Array("big".utf8)
 
+    /// Checks that the intact store verifies, then raises the last byte of the second key of the
+    /// one branch page whose keys match `matches` (`what` names them), and returns that key as
+    /// it was. One higher: still below the next separator, but above the first key of its child
+    /// page, so a lookup of that key goes to the page before and misses; a cursor still sees it.
+    func raiseBranchKey(in directory: URL, _ what: String, matching matches: ([UInt8]) -> Bool) throws -> [UInt8] {
+        #expect(runTool(["verify", directory.path]).status == 0)
+        let path = directory.appendingPathComponent("data.mdb").path
+        var file = Array(try #require(FileManager.default.contents(atPath: path)))
+        let keys = Self.branchKeys(file, matching: matches)
+        let branch = try #require(keys.count == 1 ? keys.first : nil, "one \(what) branch page, found \(keys.count)")
+        #expect(branch.key.last != 0xFF)
+        file[branch.offset + branch.key.count - 1] += 1
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        return branch.key
+    }
+
     @Test("a rowIndex branch key raised by one: the lookup of the row it led to misses, and verify names it")
     func rowIndexBranchKey() async throws {
         try await withBigStore { directory in
-            #expect(runTool(["verify", directory.path]).status == 0)
-            let path = directory.appendingPathComponent("data.mdb").path
-            var file = Array(try #require(FileManager.default.contents(atPath: path)))
             // rowIndex keys: prefix ‖ row ID ("r" and five digits).
-            let keys = Self.branchKeys(file) { $0.count == Self.prefix.count + 6 && $0.starts(with: Self.prefix + Array("r".utf8)) }
-            let branch = try #require(keys.count == 1 ? keys.first : nil, "one rowIndex branch page, found \(keys.count)")
-            let rowID = String(decoding: branch.key.dropFirst(Self.prefix.count), as: UTF8.self)
-            // The last digit one higher: still below the next separator, but above the first key
-            // of its child page, so a lookup of that key goes to the page before and misses.
-            file[branch.offset + branch.key.count - 1] += 1
-            try Data(file).write(to: URL(fileURLWithPath: path))
-
+            let key = try raiseBranchKey(in: directory, "rowIndex") { $0.count == Self.prefix.count + 6 && $0.starts(with: Self.prefix + Array("r".utf8)) }
+            let rowID = String(decoding: key.dropFirst(Self.prefix.count), as: UTF8.self)
             let expected = StoreProblem(database: "rowIndex", collection: "big", rowID: rowID, lsn: 1, message: "a lookup does not find it (damaged index page?)")
             let run = runTool(["verify", directory.path])
             #expect(run.status == 1)
@@ -74,25 +81,16 @@ struct VerifyLookupTests {
     @Test("a rows branch key raised by one: verify names the row at that position")
     func rowsBranchKey() async throws {
         try await withBigStore { directory in
-            #expect(runTool(["verify", directory.path]).status == 0)
-            let path = directory.appendingPathComponent("data.mdb").path
-            var file = Array(try #require(FileManager.default.contents(atPath: path)))
             // rows keys: prefix ‖ 8-byte position (page << 32 | index); page 0 here.
-            let keys = Self.branchKeys(file) { $0.count == Self.prefix.count + 8 && $0.starts(with: Self.prefix + [0, 0, 0, 0]) }
-            let branch = try #require(keys.count == 1 ? keys.first : nil, "one rows branch page, found \(keys.count)")
-            let index = branch.key.suffix(4).reduce(0) { $0 << 8 | Int($1) }
-            #expect(branch.key.last != 0xFF)
-            file[branch.offset + branch.key.count - 1] += 1
-            try Data(file).write(to: URL(fileURLWithPath: path))
-
+            let key = try raiseBranchKey(in: directory, "rows") { $0.count == Self.prefix.count + 8 && $0.starts(with: Self.prefix + [0, 0, 0, 0]) }
+            let index = key.suffix(4).reduce(0) { $0 << 8 | Int($1) }
             // The rows of one upsert take positions 0, 1, … in the order given.
-            let rowID = String(format: "r%05d", index)
-            let expected = StoreProblem(database: "rows", collection: "big", rowID: rowID, lsn: 1,
+            let expected = StoreProblem(database: "rows", collection: "big", rowID: String(format: "r%05d", index), lsn: 1,
                                         message: "a lookup does not find it (damaged index page?) (page 0, index \(index))")
             let run = runTool(["verify", directory.path])
             #expect(run.status == 1)
             #expect(run.stdout == ["PROBLEM  \(expected)"])
-            #expect(run.stderr.count == 1)
+            #expect(run.stderr == ["freshet: 1 problem in \(directory.path); first: \(expected)"])
         }
     }
 }
