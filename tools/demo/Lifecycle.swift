@@ -38,8 +38,10 @@ private let watchedChild = Atomic<Int32>(0)
 /// Stops the fixture server when the demo is told to stop (SIGINT, SIGTERM): without this the
 /// server, a child process, outlives the demo (re-parented to PID 1; trial finding 14).
 ///
-/// A `sigaction` handler, not a dispatch source: on Linux libdispatch reads signals that are
-/// neither ignored nor handled elsewhere, and an ignored one is dropped before it is queued.
+/// A `sigaction` handler, not a dispatch source: the usual recipe (`SIG_IGN`, then a
+/// `DispatchSource` for the signal) works with kqueue on Darwin, but on Linux a signal whose
+/// action is `SIG_IGN` is discarded when sent, and the source never fired (tried: the demo ran
+/// on to its watchdog).
 /// The handler does only async-signal-safe calls: SIGKILL the child, reap it (`waitpid`), then
 /// end the demo with the same signal under its default action, as the sender expects.
 enum StopOnSignal {
