@@ -27,7 +27,8 @@ extension Command {
         An LSN (log sequence number) numbers each event of the log: 1, 2, 3, … never reused.
         No command sends a store's pending mutations; all but compact (which writes a checkpoint)
         and import (which creates a new store) open the store read-only.
-        exit status: 0 ok, 1 problem found, 2 usage error or unreadable store
+        exit status: 0 ok, 1 problem found, 2 usage error, unreadable store, or standard output
+        that cannot be written (a full disk: one line, freshet: cannot write the output: …)
         """
 
     /// `freshet help COMMAND`, by command name.
@@ -101,7 +102,8 @@ extension Command {
             at TIME. The verdict uses the freshness policy (and retry settings) the last refresh
             recorded in the log, and says so; --policy (http, always, manual or maxAge=SECONDS)
             overrides it; with neither, http (logs of earlier versions record none). --svg FILE also
-            writes the timeline as an SVG picture (marks, fresh and stale bands, the moment asked).
+            writes the timeline as an SVG picture (marks, fresh and stale bands, the moment asked),
+            through FILE like a shell redirect (mode 0644, links followed), never inside DIR.
             exit status: 0 ok, 1 unreadable or missing records (skipped; --lsn of a missing
             LSN judges after the one before it), 2 usage error, unreadable store, an LSN past
             the end or an SVG file that cannot be written
@@ -125,10 +127,13 @@ extension Command {
             timestamps and are folded with the store's own fold, so the new store replays and
             verifies like the original. A checkpoint line (a compacted store) is the starting
             state, as replay uses it. --through stops after that LSN (not between a
-            checkpoint's throughLSN and the checkpoint). Every line is checked before anything
-            is written; a bad line is named by its number. LSNs must run on by one (the file
-            may start anywhere: export --from writes a tail), except where a checkpoint in the
-            file accounts for the gap (before its throughLSN).
+            checkpoint's throughLSN and the checkpoint). Lines may end in \\r\\n. Every line is
+            checked before anything is written; a bad line is named by its number. A record
+            only the fold refuses (a confirmation of a mutation never proposed) is found while
+            writing: then what import created is removed. New directories are mode 0700.
+            LSNs must run on by one (the file may start anywhere: export --from writes a tail),
+            except where a checkpoint in the file accounts for the gap (before its throughLSN).
+            Times must lie in the years 0001 to 9999.
             exit status: 0 ok, 2 usage error, a bad line (row values must be JSON), an unknown
             kind, LSNs missing, nothing to import, --through before a checkpoint or past the
             end, or a path that is a file or a directory that is not empty

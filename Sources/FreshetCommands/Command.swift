@@ -107,7 +107,9 @@ public enum Command: Equatable, Sendable {
         }
         switch name {
         case "help", "--help", "-h":
-            guard let topic = rest.popFirst() else { return .help(nil) }
+            guard var topic = rest.popFirst() else { return .help(nil) }
+            // `freshet help --help`: the usage of help itself, as for every other command.
+            if topic == "--help" || topic == "-h" { topic = "help" }
             guard helpTexts[topic] != nil else { throw UsageError(message: "help: no command \(topic.debugDescription); try `freshet help`") }
             if let extra = rest.first { throw UsageError(message: "help: unexpected argument \(extra.debugDescription) (freshet help [COMMAND])") }
             return .help(topic)
@@ -120,8 +122,8 @@ public enum Command: Equatable, Sendable {
                 switch arg {
                 case "--json": options.json = true
                 case "--from": options.from = try lsn(value(for: arg, in: &rest), option: arg)
-                case "--to": options.to = try lsn(value(for: arg, in: &rest), option: arg)
-                case "--collection": options.collection = try value(for: arg, in: &rest)
+                case "--to": options.to = try positiveLSN(value(for: arg, in: &rest), option: arg)
+                case "--collection": options.collection = try collectionName(value(for: arg, in: &rest))
                 default: return false
                 }
                 return true
@@ -134,12 +136,12 @@ public enum Command: Equatable, Sendable {
             options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
                 switch arg {
                 case "--json": options.json = true
-                case "--collection": options.collection = try value(for: arg, in: &rest)
+                case "--collection": options.collection = try collectionName(value(for: arg, in: &rest))
                 case "--to", "--at":
                     guard !pointSet else { throw UsageError(message: "replay: give --to or --at once, not both") }
                     pointSet = true
                     let text = try value(for: arg, in: &rest)
-                    options.point = arg == "--to" ? .lsn(try lsn(text, option: arg)) : .time(try time(text, option: arg))
+                    options.point = arg == "--to" ? .lsn(try positiveLSN(text, option: arg)) : .time(try time(text, option: arg))
                 default: return false
                 }
                 return true
@@ -157,7 +159,9 @@ public enum Command: Equatable, Sendable {
             var options = WhyOptions(directory: "", collection: "")
             var pointSet = false
             var positional: [String] = []
+            var seen: Set<String> = []
             while let arg = rest.popFirst() {
+                try once(name, arg, &seen)
                 switch arg {
                 case "--json": options.json = true
                 case "--policy": options.policy = try policy(value(for: arg, in: &rest))
@@ -166,8 +170,7 @@ public enum Command: Equatable, Sendable {
                     guard !pointSet else { throw UsageError(message: "why: give --lsn or --at once, not both") }
                     pointSet = true
                     let text = try value(for: arg, in: &rest)
-                    options.point = arg == "--lsn" ? .lsn(try lsn(text, option: arg)) : .time(try time(text, option: arg))
-                    if case .lsn(.zero) = options.point { throw UsageError(message: "--lsn needs an LSN from 1 (LSN 0 is before the first record), got 0") }
+                    options.point = arg == "--lsn" ? .lsn(try positiveLSN(text, option: arg)) : .time(try time(text, option: arg))
                 default:
                     if isOption(arg) { throw UsageError(message: "why: unknown option \(arg); try `freshet help why`") }
                     positional.append(arg)
@@ -175,7 +178,7 @@ public enum Command: Equatable, Sendable {
             }
             guard positional.count == 2 else { throw UsageError(message: "why: needs a store directory and a collection (freshet why DIR COLLECTION)") }
             options.directory = storePath(positional[0])
-            options.collection = positional[1]
+            options.collection = try collectionName(positional[1])
             return .why(options)
         case "export":
             var options = ExportOptions(directory: "")
@@ -192,7 +195,9 @@ public enum Command: Equatable, Sendable {
         case "import":
             var through: LSN?
             var positional: [String] = []
+            var seen: Set<String> = []
             while let arg = rest.popFirst() {
+                try once(name, arg, &seen)
                 if arg == "--through" {
                     through = try lsn(value(for: arg, in: &rest), option: arg)
                 } else if isOption(arg) {
@@ -237,7 +242,9 @@ public enum Command: Equatable, Sendable {
     private static func parseOptions(_ command: String, _ rest: inout ArraySlice<String>,
                                      _ option: (String, inout ArraySlice<String>) throws(UsageError) -> Bool) throws(UsageError) -> String {
         var directory: String?
+        var seen: Set<String> = []
         while let arg = rest.popFirst() {
+            try once(command, arg, &seen)
             if isOption(arg) {
                 guard try option(arg, &rest) else { throw UsageError(message: "\(command): unknown option \(arg); try `freshet help \(command)`") }
                 continue
@@ -255,6 +262,31 @@ public enum Command: Equatable, Sendable {
     /// line of every command names the store the same way.
     static func storePath(_ typed: String) -> String {
         typed.isEmpty ? typed : URL(fileURLWithPath: typed).relativePath
+    }
+
+    /// Refuses an option given a second time (`replay: --to given twice`): the later one
+    /// would silently win. Arguments that are not options pass.
+    private static func once(_ command: String, _ arg: String, _ seen: inout Set<String>) throws(UsageError) {
+        guard isOption(arg) else { return }
+        guard seen.insert(arg).inserted else { throw UsageError(message: "\(command): \(arg) given twice") }
+    }
+
+    /// A collection name or `--collection` value, checked as the store checks names
+    /// (``CollectionFilter/checkName(_:)``): `""` is refused in import's words.
+    private static func collectionName(_ text: String) throws(UsageError) -> String {
+        do {
+            try CollectionFilter.checkName(text)
+        } catch {
+            throw UsageError(message: error.message)
+        }
+        return text
+    }
+
+    /// An LSN that names a record: `--to`, `--lsn` (LSN 0 is before the first record).
+    private static func positiveLSN(_ text: String, option: String) throws(UsageError) -> LSN {
+        let value = try lsn(text, option: option)
+        guard value != .zero else { throw UsageError(message: "\(option) needs an LSN from 1 (LSN 0 is before the first record), got 0") }
+        return value
     }
 
     /// `-x` and `--x` are options (known or not); `-` alone is an argument (standard input).

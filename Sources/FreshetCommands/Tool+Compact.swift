@@ -4,18 +4,16 @@ import Freshet
 extension Tool {
     func compact(_ options: Command.CompactOptions) -> Int32 {
         let path = options.directory
-        // Opened for writing, so it must exist first: `freshet compact` never creates a store.
-        guard FileManager.default.fileExists(atPath: path + "/data.mdb") else {
-            standardError("freshet: cannot open store \(path): no data.mdb there (not a Freshet store)")
-            return 2
-        }
         let store: Store
         do {
+            // Opened for writing, so checked first as the read-only tools' open checks:
+            // `freshet compact` never creates a store, and says so in the same words.
+            try Store.checkExisting(URL(fileURLWithPath: path))
             var configuration = Configuration(durability: .full)
             configuration.sendsMutations = false
             store = try Store(directory: URL(fileURLWithPath: path), configuration: configuration)
         } catch {
-            standardError("freshet: cannot open store \(path): \(error.message)")
+            standardError("freshet: cannot open store \(path): \(Self.errorText(error.message))")
             return 2
         }
         let report: CompactionReport
@@ -40,7 +38,7 @@ extension Tool {
         store.close()
         if let checkpoint = report.checkpoint {
             let window = report.windowStart.map { "; kept the window from LSN \($0)" } ?? "; no record is inside the window"
-            standardOutput("compacted \(path): \(checkpoint) at \(LogRecord.iso8601(checkpoint.writtenAt)); removed \(report.removedRecords) record\(report.removedRecords == 1 ? "" : "s"), kept \(report.keptRecords) proposal\(report.keptRecords == 1 ? "" : "s") of pending mutations\(window)")
+            standardOutput("compacted \(path): \(checkpoint) at \(LogRecord.iso8601(checkpoint.writtenAt)); removed \(Self.counted(report.removedRecords, "record")), kept \(Self.counted(report.keptRecords, "proposal")) of pending mutations\(window)")
         } else {
             standardOutput("nothing to compact in \(path): every record since the last checkpoint is inside the window")
         }

@@ -18,26 +18,21 @@ extension Tool {
     }
 
     func importLog(_ options: Command.ImportOptions) -> Int32 {
-        let data: Data
-        if options.file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: options.file))
-            } catch {
-                var isDirectory: ObjCBool = false
-            let what = FileManager.default.fileExists(atPath: options.file, isDirectory: &isDirectory) && isDirectory.boolValue
-                ? "it is a directory, not a JSON Lines file" : error.localizedDescription
-            standardError("freshet: cannot read \(options.file): \(what)")
-                return 2
-            }
+        let bytes: [UInt8]
+        do {
+            bytes = try ToolFile.read(options.file)
+        } catch {
+            standardError("freshet: \(Self.errorText(error.message))")
+            return 2
         }
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+        // Split on the byte: in a Swift String "\r\n" is one Character, so splitting the text on
+        // "\n" would never split a CRLF line. One "\r" before each "\n" is dropped (§13).
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
         }
         do {
             let result = try Store.importLog(lines: lines, into: URL(fileURLWithPath: options.directory), through: options.through)
-            standardOutput("imported \(result.records) \(result.records == 1 ? "record" : "records") through LSN \(result.lastLSN) into \(options.directory)")
+            standardOutput("imported \(Self.counted(result.records, "record")) through LSN \(result.lastLSN) into \(options.directory)")
             return 0
         } catch {
             let source = options.file == "-" ? "standard input" : options.file

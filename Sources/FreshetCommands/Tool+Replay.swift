@@ -43,10 +43,10 @@ extension Tool {
         } else {
             let time = result.time.map { " (\(LogRecord.iso8601($0)))" } ?? ""
             let start = result.checkpoint.map { " after the \($0)" } ?? ""
-            standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(result.recordCount) record\(result.recordCount == 1 ? "" : "s")\(start)")
+            standardOutput("replay of \(options.directory) through LSN \(result.lsn)\(time), \(Self.counted(result.recordCount, "record"))\(start)")
             for snapshot in result.snapshots {
                 standardOutput("")
-                standardOutput("\(TerminalEscaping.escaped(snapshot.collection))  \(snapshot.rows.count) row\(snapshot.rows.count == 1 ? "" : "s")  \(TerminalEscaping.escaped(snapshot.status.description))  LSN \(snapshot.lsn)")
+                standardOutput("\(TerminalEscaping.escaped(snapshot.collection))  \(Self.counted(snapshot.rows.count, "row"))  \(TerminalEscaping.escaped(snapshot.status.description))  LSN \(snapshot.lsn)")
                 if let mark = snapshot.syncMark { standardOutput("  SyncMark  \(TerminalEscaping.escaped(Self.text(mark)))") }
                 if !snapshot.pendingMutations.isEmpty {
                     standardOutput("  pending   \(TerminalEscaping.escaped(snapshot.pendingMutations.map(\.description).joined(separator: ", ")))")
@@ -151,9 +151,9 @@ extension Tool {
         if let c = m.cacheControl { parts.append("Cache-Control \(c)") }
         if let a = m.age { parts.append("Age \(a)") }
         if let e = m.expires { parts.append("Expires \(e)") }
-        if m.pageCount > 0 { parts.append("\(m.pageCount) page\(m.pageCount == 1 ? "" : "s")") }
+        if m.pageCount > 0 { parts.append("\(Self.counted(m.pageCount, "page"))") }
         if let n = m.nextCursor { parts.append("next \(n)") }
-        if let e = m.lastError { parts.append("\(m.consecutiveFailures) failure\(m.consecutiveFailures == 1 ? "" : "s"), last \(e.reason)\(e.status.map { " \($0)" } ?? "") at LSN \(e.lsn)") }
+        if let e = m.lastError { parts.append("\(Self.counted(m.consecutiveFailures, "failure")), last \(e.reason)\(e.status.map { " \($0)" } ?? "") at LSN \(e.lsn)") }
         if let i = m.invalidatedAt { parts.append("invalidated\(m.invalidatedLSN.map { " LSN \($0)" } ?? "") at \(LogRecord.iso8601(i))") }
         if m.noStore { parts.append("no-store") }
         return parts.isEmpty ? "(never fetched)" : parts.joined(separator: ", ")

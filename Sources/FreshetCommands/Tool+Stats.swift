@@ -65,11 +65,11 @@ extension Tool {
         standardOutput("by kind      \(kinds.isEmpty ? "none" : kinds.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         standardOutput("file         data.mdb \(s.fileBytes) bytes, map \(s.mapBytes) bytes, page \(s.pageSize) bytes")
         standardOutput("pages        \(s.usedPages) used, \(s.freePages) free (reused by later writes)")
-        standardOutput("pending      \(s.pendingMutations) mutation\(s.pendingMutations == 1 ? "" : "s")")
-        standardOutput("readers      \(s.activeReaders) read transaction\(s.activeReaders == 1 ? "" : "s") open (besides this one), \(s.readerSlots) slots")
+        standardOutput("pending      \(Self.counted(s.pendingMutations, "mutation"))")
+        standardOutput("readers      \(Self.counted(s.activeReaders, "read transaction")) open (besides this one), \(s.readerSlots) slots")
         standardOutput("collections  largest first: records, log bytes, rows, row bytes")
         for c in s.collections {
-            standardOutput("  \(TerminalEscaping.escaped(c.name))  \(c.records) records  \(c.logBytes) log bytes  \(c.rows) rows  \(c.rowBytes) row bytes")
+            standardOutput("  \(TerminalEscaping.escaped(c.name))  \(Self.counted(c.records, "record"))  \(c.logBytes) log bytes  \(Self.counted(c.rows, "row"))  \(c.rowBytes) row bytes")
         }
         return max(reportMissing(s.missingRecords, in: options.directory), reportUnreadable(s.unreadableRecords, in: options.directory))
     }
@@ -77,7 +77,7 @@ extension Tool {
     /// 0, or 1 with one line on standard error when some records do not decode.
     private func reportUnreadable(_ count: Int, in path: String) -> Int32 {
         guard count > 0 else { return 0 }
-        standardError("freshet: \(count) unreadable record\(count == 1 ? "" : "s") in \(path)")
+        standardError("freshet: \(Self.counted(count, "unreadable record")) in \(path)")
         return 1
     }
 }

@@ -40,11 +40,11 @@ extension Tool {
             }
             standardOutput(w.takeLine())
         } else if report.isOK {
-            standardOutput("ok: \(report.recordCount) records through LSN \(report.lastLSN) replay to the stored state (\(report.comparedEntries) entries compared)")
+            standardOutput("ok: \(Self.counted(report.recordCount, "record")) through LSN \(report.lastLSN) replay to the stored state (\(report.comparedEntries) entries compared)")
         }
         guard report.isOK else {
             let n = report.problems.count
-            standardError("freshet: \(n) problem\(n == 1 ? "" : "s") in \(options.directory); first: \(report.problems[0])")
+            standardError("freshet: \(Self.counted(n, "problem")) in \(options.directory); first: \(report.problems[0])")
             return 1
         }
         return 0

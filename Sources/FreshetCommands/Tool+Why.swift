@@ -28,10 +28,15 @@ extension Tool {
                 : "the store's default: no policy is recorded for this collection after the \(d.checkpoint.map(String.init(describing:)) ?? ""); give --policy to judge as the app does"
         }
         if let path = options.svg {
+            // Written through the path like a shell redirect, but never into the store itself.
+            guard !ToolFile.isInside(path, directory: options.directory) else {
+                standardError("freshet: cannot write \(path): it is inside the store directory \(options.directory); give a path outside it")
+                return 2
+            }
             do {
-                try Data(d.svg().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try ToolFile.write(d.svg(), to: path)
             } catch {
-                standardError("freshet: cannot write \(path): \(error.localizedDescription)")
+                standardError("freshet: \(Self.errorText(error.message))")
                 return 2
             }
         }

@@ -71,11 +71,20 @@ public struct Tool {
     /// An error message made safe for one line of standard error: as it is when it holds no
     /// character ``TerminalEscaping`` escapes other than `\` (names in it are already quoted
     /// with their escapes, `"a\u{7}b"`), else escaped whole (a server- or file-chosen string
-    /// reached it raw).
+    /// reached it raw). Past ``longestError`` characters the middle is cut with a visible
+    /// ellipsis and the length left out, keeping the start (which names the line or record)
+    /// and the end (which says what is wrong): a long string the library did not shorten
+    /// itself (``CollectionFilter``'s names are) still gives one short line.
     static func errorText(_ message: String) -> String {
         let unquoted = message.replacingOccurrences(of: "\\", with: "")
-        return TerminalEscaping.escaped(unquoted) == unquoted ? message : TerminalEscaping.escaped(message)
+        let text = TerminalEscaping.escaped(unquoted) == unquoted ? message : TerminalEscaping.escaped(message)
+        guard text.count > longestError else { return text }
+        let kept = (head: 600, tail: 200)
+        return "\(text.prefix(kept.head))… (\(text.count - kept.head - kept.tail) characters left out) …\(text.suffix(kept.tail))"
     }
+
+    /// Characters of an error line (after escaping) printed whole.
+    static let longestError = 1_000
 
     /// Says on standard error which records a replay skipped (unreadable, or missing up to
     /// the point asked for), one line each; returns 1 when there is one, else 0.
@@ -131,10 +140,24 @@ public struct Tool {
             standardError("freshet: reading \(options.directory): \(Self.errorText("\(error)"))")
             return 2
         }
-        if let value = options.collection, matched == 0 { reportNoMatch(value, in: options.directory) }
+        if let value = options.collection, matched == 0 {
+            // A collection that exists but has no record in the range is not "no match".
+            let exists: Bool
+            do {
+                exists = try store.collections().contains(where: filter.matches)
+            } catch {
+                standardError("freshet: reading \(options.directory): \(Self.errorText(error.message))")
+                return 2
+            }
+            if exists {
+                standardError("freshet: no record of \(value.debugDescription) in LSNs \(options.from) ... \(options.to ?? store.lastLSN) of \(options.directory)")
+            } else {
+                reportNoMatch(value, in: options.directory)
+            }
+        }
         let missing = reportMissing(gaps, in: options.directory)
         if problems > 0 {
-            standardError("freshet: \(problems) unreadable record\(problems == 1 ? "" : "s") in \(options.directory)")
+            standardError("freshet: \(Self.counted(problems, "unreadable record")) in \(options.directory)")
             return 1
         }
         return missing
@@ -152,6 +175,11 @@ public struct Tool {
         // The collection name comes from the log file: escaped like the summary (one line, always).
         let collection = TerminalEscaping.escaped(r.collection)
         return "\(pad(r.lsn.description, 6))  \(LogRecord.iso8601(r.timestamp))  \(r.kind.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(collection.padding(toLength: max(14, collection.count), withPad: " ", startingAt: 0))  \(r.summary)"
+    }
+
+    /// `1 record`, `2 records`: a count and its noun, plural by the English `-s`.
+    static func counted(_ n: Int, _ noun: String) -> String {
+        "\(n) \(noun)\(n == 1 ? "" : "s")"
     }
 
     static func pad(_ s: String, _ width: Int) -> String {

@@ -74,6 +74,26 @@ package struct Transaction: ~Copyable {
         try check(rc, "mdb_put(\(db.name))")
     }
 
+    /// Puts `key` with a value of `count` bytes that `fill` writes in place, into the space
+    /// LMDB reserves for it in its map (`MDB_RESERVE`), so a large value built from parts is
+    /// not first assembled in a buffer of its own. `fill` must write all `count` bytes and
+    /// must not keep the buffer, which is valid only until the next update in this
+    /// transaction (LMDB's `mdb_put` documentation). Not for `MDB_DUPSORT` databases.
+    /// - Throws: ``LMDBError`` from `mdb_put` (`fill` is then not called).
+    package func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
+        precondition(!isReadOnly, "put in a read-only transaction")
+        var reserved: UnsafeMutableRawPointer?
+        let rc = key.withUnsafeBytes { keyBytes in
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val(mv_size: count, mv_data: nil)
+            let rc = mdb_put(handle, db.dbi, &k, &v, UInt32(MDB_RESERVE))
+            reserved = v.mv_data
+            return rc
+        }
+        try check(rc, "mdb_put(\(db.name), reserve)")
+        fill(UnsafeMutableRawBufferPointer(start: reserved, count: count))
+    }
+
     /// Deletes `key`; returns whether it was there.
     @discardableResult
     package func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {

@@ -82,4 +82,92 @@ struct GroupCommitTests {
             #expect(x.syncMark?.invalidatedLSN == LSN(2))
         }
     }
+
+    /// A `join` for ``LogWriter/commitGroup(_:join:)`` that hands over `answers` one per call,
+    /// then nothing, and counts its calls.
+    final class ScriptedJoin: @unchecked Sendable {
+        // @unchecked: called on the test's thread only, inside commitGroup.
+        private var answers: [[[LogWriter.Entry]]]
+        private(set) var calls = 0
+
+        init(_ answers: [[[LogWriter.Entry]]]) { self.answers = answers }
+
+        func next() -> [[LogWriter.Entry]] {
+            calls += 1
+            return answers.isEmpty ? [] : answers.removeFirst()
+        }
+    }
+
+    static func entry(_ collection: String, _ id: String) -> LogWriter.Entry {
+        LogWriter.Entry(collection: collection, event: write(row(id)))
+    }
+
+    @Test("appends that join a group while it folds commit with it: one commit, one result per batch in order")
+    func joinedBatchesShareTheCommit() async throws {
+        try await withTemporaryStore { store in
+            let join = ScriptedJoin([[[Self.entry("x", "b")], [Self.entry("y", "c"), Self.entry("y", "d")]], [[Self.entry("x", "e")]]])
+            let group = store.writer.commitGroup([[Self.entry("x", "a")]], join: join.next)
+            let lsns = try group.results.map { try $0.get() }
+            #expect(lsns == [LSN(1), LSN(2), LSN(4), LSN(5)])
+            #expect(join.calls == 3)
+            #expect(group.last == LSN(5))
+            #expect(group.touched == ["x", "y"])
+            #expect(store.groupCommitSizes == [4: 1])
+            #expect(try store.snapshot("x").rows.map(\.id) == ["a", "b", "e"])
+            #expect(try store.snapshot("x").syncMark?.lastLSN == LSN(5))
+            #expect(try store.snapshot("y").rows.map(\.id) == ["c", "d"])
+            #expect(try store.allRecords().map(\.collection) == ["x", "x", "y", "y", "x"])
+        }
+    }
+
+    @Test("a joined batch that fails in the fold is undone alone; the batches before and after it commit")
+    func failedJoinedBatch() async throws {
+        try await withTemporaryStore { store in
+            let join = ScriptedJoin([[[Self.entry("x", "b"), LogWriter.Entry(collection: "x", event: Self.badConfirmation)]], [[Self.entry("y", "c")]]])
+            let group = store.writer.commitGroup([[Self.entry("x", "a")]], join: join.next)
+            #expect(group.results.count == 3)
+            let first = try group.results[0].get()
+            #expect(first == LSN(1))
+            let failure = #expect(throws: StoreError.self) { try group.results[1].get() }
+            #expect(failure?.code == .invalidEvent)
+            #expect(try group.results[2].get() == LSN(2))
+            // Once while the group first ran (it threw at the joined bad batch); twice when it
+            // ran again with each batch isolated: y's batch, then nothing.
+            #expect(join.calls == 3)
+            #expect(store.groupCommitSizes == [3: 1])
+            #expect(try store.snapshot("x").rows.map(\.id) == ["a"])
+            #expect(try store.snapshot("x").syncMark?.lastLSN == LSN(1))
+            #expect(try store.snapshot("y").rows.map(\.id) == ["c"])
+            #expect(store.lastLSN == LSN(2))
+        }
+    }
+
+    @Test("joining stops once the group holds joinLimit events, and the group commits")
+    func joinLimit() async throws {
+        try await withTemporaryStore { store in
+            let join = ScriptedJoin((0..<(LogWriter.joinLimit + 10)).map { [[Self.entry("x", "r\($0)")]] })
+            let group = store.writer.commitGroup([[Self.entry("x", "first")]], join: join.next)
+            #expect(group.results.count == LogWriter.joinLimit)
+            #expect(group.last == LSN(UInt64(LogWriter.joinLimit)))
+            #expect(join.calls == LogWriter.joinLimit - 1)
+            #expect(store.groupCommitSizes == [LogWriter.joinLimit: 1])
+            let x = try store.snapshot("x")
+            #expect(x.rows.count == LogWriter.joinLimit)
+        }
+    }
+
+    @Test("a group that finds the map full grows it and folds every batch it took, joined ones included, once")
+    func joinedBatchesAfterMapGrowth() async throws {
+        try await withTemporaryStore(configuration: MapGrowthTests.growing) { store in
+            let big = MapGrowthTests.bigRows
+            let join = ScriptedJoin([[big[100..<200].map { LogWriter.Entry(collection: "big", event: Self.write($0)) }]])
+            let group = store.writer.commitGroup([big[0..<100].map { LogWriter.Entry(collection: "big", event: Self.write($0)) }], join: join.next)
+            let lsns = try group.results.map { try $0.get() }
+            #expect(lsns == [LSN(100), LSN(200)])
+            #expect(store.groupCommitSizes == [2: 1])
+            #expect(try store.snapshot("big").rows.map(\.id) == big.map(\.id))
+            #expect(try store.allRecords().count == 200)
+            #expect(try store.verify().problems == [])
+        }
+    }
 }

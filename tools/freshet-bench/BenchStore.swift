@@ -19,10 +19,15 @@ protocol BenchStore: AnyObject, Sendable {
     func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])]) async throws
     /// The collection's rows in order.
     func rows(_ collection: String) throws -> [(id: String, json: [UInt8])]
+    /// How many commits held each number of writes, `[writes: commits]`; nil for an engine
+    /// that commits each write alone (W1's `FRESHET_BENCH_W1_TRACE`).
+    var groupSizes: [Int: Int]? { get }
     func close()
 }
 
 extension BenchStore {
+    var groupSizes: [Int: Int]? { nil }
+
     func digest(_ collections: [String]) throws -> Digest {
         var d = Digest()
         for c in collections {

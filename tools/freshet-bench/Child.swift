@@ -49,15 +49,17 @@ enum Child {
 /// How big each workload is: the issue's sizes, or small ones for `--smoke`.
 struct Sizes: Sendable {
     var smoke: Bool
-    /// Writes per task in W1 (the issue: 50).
-    var w1Writes: Int { smoke ? 10 : 50 }
+    /// Writes per task in W1 (the issue: 50; times `FRESHET_BENCH_REPEAT` for profiling).
+    var w1Writes: Int { smoke ? 10 : Self.repeat * 50 }
     /// W2's and W2b's timed iterations per child, each on a fresh store after one untimed
     /// warm-up (enough that a child's median repeats within a few percent; docs/performance.md).
     var w2Iterations: Int { smoke ? 2 : Self.repeat * 60 }
     var w2bIterations: Int { smoke ? 1 : Self.repeat * 12 }
     /// `FRESHET_BENCH_W4_TRACE=1`: W4 prints one line per commit to standard error (``LatencyProbe/trace(engine:commit:)``).
     static let traceW4 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W4_TRACE"] != nil
-    /// `FRESHET_BENCH_REPEAT=N` multiplies W2's and W2b's iterations and W3's rounds, so a
+    /// `FRESHET_BENCH_W1_TRACE=1`: W1 notes how many writes shared each commit (``Workloads/describe(groupSizes:)``).
+    static let traceW1 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W1_TRACE"] != nil
+    /// `FRESHET_BENCH_REPEAT=N` multiplies W1's writes, W2's and W2b's iterations and W3's rounds, so a
     /// profiler (`perf record` on one `--child` run) sees the timed work, not the start-up.
     static let `repeat`: Int = ProcessInfo.processInfo.environment["FRESHET_BENCH_REPEAT"].flatMap { Int($0) }.map { max(1, $0) } ?? 1
     var w3Rows: Int { smoke ? 1000 : 10_000 }

@@ -51,6 +51,8 @@ final class FreshetStore: BenchStore {
         try store.snapshot(collection).rows.map { (id: $0.id, json: Array($0.json)) }
     }
 
+    var groupSizes: [Int: Int]? { store.groupCommitSizes }
+
     func close() { store.close() }
 }
 

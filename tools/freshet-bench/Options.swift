@@ -30,9 +30,10 @@ struct Options: Sendable {
           --only LIST run only these workload groups (W1 W2 W2b W3 W4 W5 W7)
           --work DIR  put inputs and stores in DIR (default: a new temporary directory)
           --keep      keep the work directory
-        environment (docs/performance.md): FRESHET_BENCH_REPEAT=N multiplies W2, W2b and W3
+        environment (docs/performance.md): FRESHET_BENCH_REPEAT=N multiplies W1, W2, W2b and W3
           iterations (for profiling one --child run); FRESHET_BENCH_W4_TRACE=1 prints one line
-          per W4 commit (write time, observers' min/median/max latency) to standard error
+          per W4 commit (write time, observers' min/median/max latency) to standard error;
+          FRESHET_BENCH_W1_TRACE=1 notes how many writes shared each W1 commit (group commit)
         exit status: 0 ok, 1 engines disagree or a workload failed, 2 usage
         """
 

@@ -93,10 +93,31 @@ struct Workloads: Sendable {
         }
         let elapsed = Measure.now() - start
         result.values["value"] = Double(tasks * writes) / Measure.seconds(elapsed)
+        if Sizes.traceW1, let sizes = store.groupSizes { result.notes.append(Self.describe(groupSizes: sizes)) }
         result.digest = try store.digest((0..<tasks).map { "w1-\($0)" }).text
         store.close()
         result.fileBytes = Measure.directoryBytes(directory)
         return result
+    }
+
+    /// `FRESHET_BENCH_W1_TRACE`'s line: how many commits the writes took and how many writes
+    /// shared a commit (percentiles over commits, and the share of writes in commits of each size).
+    static func describe(groupSizes: [Int: Int]) -> String {
+        let commits = groupSizes.values.reduce(0, +)
+        let writes = groupSizes.reduce(0) { $0 + $1.key * $1.value }
+        guard commits > 0 else { return "no commits" }
+        let sorted = groupSizes.sorted { $0.key < $1.key }
+        func percentile(_ p: Double) -> Int {
+            let rank = Int((Double(commits - 1) * p).rounded())
+            var seen = 0
+            for (size, n) in sorted {
+                seen += n
+                if seen > rank { return size }
+            }
+            return sorted.last?.key ?? 0
+        }
+        let histogram = sorted.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+        return "\(commits) commits for \(writes) writes (\(String(format: "%.1f", Double(writes) / Double(commits))) a commit); writes per commit p10 \(percentile(0.1)), p50 \(percentile(0.5)), p90 \(percentile(0.9)); [writes×commits] \(histogram)"
     }
 
     // MARK: W2 and W2b: each iteration on a store of its own

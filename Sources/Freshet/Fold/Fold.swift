@@ -169,10 +169,12 @@ enum Fold {
     /// Replaces the row with the same ID in place, or appends the row after the last one.
     /// Returns whether anything changed.
     static func upsert(_ row: Row, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
-        let encoded = MaterializedState.encodeRow(row)
+        // Compared with what is stored and written in place: the row's JSON is not copied
+        // into an encoded array first.
+        let header = MaterializedState.rowHeader(row)
         if let position = try state.position(of: row.id, prefix: prefix, in: txn) {
-            if try state.value(at: position, prefix: prefix, equals: encoded, in: txn) { return false }
-            try state.put(encoded: encoded, id: row.id, at: position, prefix: prefix, in: txn)
+            if try state.value(at: position, prefix: prefix, equals: header, json: row.json, in: txn) { return false }
+            try state.put(header: header, json: row.json, id: row.id, at: position, prefix: prefix, in: txn)
         } else {
             var position: UInt64 = 0
             if let last = try state.lastPosition(prefix: prefix, in: txn) {
@@ -182,7 +184,7 @@ enum Fold {
                 }
                 position = last + 1
             }
-            try state.put(encoded: encoded, id: row.id, at: position, prefix: prefix, in: txn)
+            try state.put(header: header, json: row.json, id: row.id, at: position, prefix: prefix, in: txn)
         }
         return true
     }

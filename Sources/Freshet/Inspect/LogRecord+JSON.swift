@@ -202,18 +202,30 @@ extension LogRecord {
         }
     }
 
-    /// Writes `"2026-11-29T14:05:03.123Z"` (UTC, milliseconds; the same text as ``iso8601(_:)``)
-    /// without a formatter: days to civil date by `HTTPDate.civil(fromDays:)` (H. Hinnant's
-    /// `civil_from_days`, proleptic Gregorian calendar). Years outside 0...9999 use the formatter.
+    /// Writes `"2026-11-29T14:05:03.123Z"` (UTC, milliseconds; the same text as ``iso8601(_:)``).
     static func writeISO8601(_ date: Date, into writer: inout JSONWriter) {
+        var text: [UInt8] = [UInt8(ascii: "\"")]
+        text.reserveCapacity(26)
+        guard appendCivilISO8601(date, to: &text) else {
+            writer.string(Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date))
+            return
+        }
+        text.append(UInt8(ascii: "\""))
+        writer.raw(text)
+    }
+
+    /// Appends `2026-11-29T14:05:03.123Z` (UTC, milliseconds truncated) without a formatter:
+    /// days to civil date by `HTTPDate.civil(fromDays:)` (H. Hinnant's `civil_from_days`, the
+    /// proleptic Gregorian calendar of ISO 8601, also before 1582, where Foundation's
+    /// calendar switches to the Julian one and prints 0001-01-01 as 0001-01-03).
+    /// - Returns: false (nothing appended) for years outside 0...9999.
+    static func appendCivilISO8601(_ date: Date, to text: inout [UInt8]) -> Bool {
         // Whole seconds and the truncated milliseconds of the fraction, computed from the
         // reference date as Foundation's formatter does (so float rounding agrees with it).
         let t = date.timeIntervalSinceReferenceDate
         let seconds = t.rounded(.down)
-        guard seconds > -63_113_904_000, seconds < 252_423_993_600 else {
-            writer.string(iso8601(date))
-            return
-        }
+        // 0000-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z, in seconds since 2001.
+        guard seconds >= -63_145_526_400, seconds < 252_423_993_600 else { return false }
         let fraction = Int64(((t - seconds) * 1000).rounded(.down))
         let totalMs = (Int64(seconds) + 978_307_200) * 1000 + fraction
         var days = totalMs / 86_400_000
@@ -221,8 +233,6 @@ extension LogRecord {
         if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
         let civil = HTTPDate.civil(fromDays: Int(days))
         let (year, month, day) = (Int64(civil.year), Int64(civil.month), Int64(civil.day))
-        var text: [UInt8] = []
-        text.reserveCapacity(26)
         func digits(_ v: Int64, _ count: Int) {
             var divisor: Int64 = 1
             for _ in 1..<count { divisor *= 10 }
@@ -233,15 +243,14 @@ extension LogRecord {
                 divisor /= 10
             }
         }
-        text.append(UInt8(ascii: "\""))
         digits(year, 4); text.append(UInt8(ascii: "-")); digits(month, 2); text.append(UInt8(ascii: "-")); digits(day, 2)
         text.append(UInt8(ascii: "T"))
         digits(msOfDay / 3_600_000, 2); text.append(UInt8(ascii: ":"))
         digits(msOfDay / 60_000 % 60, 2); text.append(UInt8(ascii: ":"))
         digits(msOfDay / 1000 % 60, 2); text.append(UInt8(ascii: "."))
         digits(msOfDay % 1000, 3)
-        text.append(UInt8(ascii: "Z")); text.append(UInt8(ascii: "\""))
-        writer.raw(text)
+        text.append(UInt8(ascii: "Z"))
+        return true
     }
 
     /// The JSON line `freshet dump --json` prints for a record it cannot read.

@@ -190,8 +190,13 @@ extension LogRecord {
         return o
     }
 
-    /// `2026-11-29T14:05:03.123Z`.
+    /// `2026-11-29T14:05:03.123Z` (UTC, milliseconds truncated, proleptic Gregorian calendar:
+    /// ``appendCivilISO8601(_:to:)``); years outside 0...9999 by Foundation's formatter
+    /// (`import` refuses times outside 0001...9999, so only a clock gone wrong writes one).
     public static func iso8601(_ date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        guard appendCivilISO8601(date, to: &text) else { return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date) }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -12,54 +12,62 @@ package struct JSONTape: Sendable {
     /// JSONDecoder's and JSONSerialization's nesting limit.
     package static let defaultMaxDepth = 512
 
-    package private(set) var nodes: [JSONNode]
+    /// The nodes, in one allocation (no `Array`: appending to one checked its uniqueness per
+    /// value, and reading one through a class property retained it per read).
+    private var storage: TapeStorage
 
     /// Parses `bytes`.
     /// - Throws: ``JSONError`` naming the first problem and its byte offset.
     package init(parsing bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) {
         guard bytes.count < Int(UInt32.max) else { throw JSONError(.tooLarge, at: 0) }
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        parser.nodes.reserveCapacity(max(16, bytes.count / 8))   // about one value per 8 bytes or fewer
-        try parser.parseDocument()
-        nodes = parser.nodes
+        storage = TapeStorage(capacity: max(16, bytes.count / 8))   // about one value per 8 bytes or fewer
+        try JSONParser.parse(bytes, maxDepth: maxDepth, into: storage)
     }
 
     /// An empty tape, to be filled by ``reparse(_:maxDepth:)``.
     package init() {
-        nodes = []
+        storage = TapeStorage(capacity: 16)
     }
 
     /// Parses `bytes` into this tape, reusing its storage: decoding many rows with one tape
     /// allocates only when a row needs more nodes than any before it.
     /// - Throws: ``JSONError`` naming the first problem and its byte offset; the tape then
-    ///   holds no usable value until the next successful parse.
+    ///   holds no nodes until the next successful parse.
     package mutating func reparse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSONTape.defaultMaxDepth) throws(JSONError) {
+        // A copy of this tape shares the storage: it keeps the old nodes, this one gets new storage.
+        if !isKnownUniquelyReferenced(&storage) { storage = TapeStorage(capacity: max(16, storage.capacity)) }
         guard bytes.count < Int(UInt32.max) else {
-            nodes.removeAll(keepingCapacity: true)
+            storage.count = 0
             throw JSONError(.tooLarge, at: 0)
         }
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        // Move the storage into the parser (no copy: this tape's reference is given up).
-        swap(&parser.nodes, &nodes)
-        parser.nodes.removeAll(keepingCapacity: true)
-        defer { swap(&parser.nodes, &nodes) }
-        try parser.parseDocument()
+        try JSONParser.parse(bytes, maxDepth: maxDepth, into: storage)
     }
 
+    /// The number of nodes (values) on the tape.
+    package var count: Int { storage.count }
+
+    /// The nodes in document order, copied (for tests and tools; decoders read in place).
+    package var nodes: [JSONNode] { Array(UnsafeBufferPointer(start: storage.nodes, count: storage.count)) }
+
     package subscript(_ index: Int) -> JSONNode {
-        nodes[index]
+        precondition(index >= 0 && index < storage.count, "JSON tape index \(index) out of range 0..<\(storage.count)")
+        return storage.nodes[index]
     }
+
+    /// The first node, for a reader that takes the nodes once instead of through this tape on
+    /// every read (``TapeDecoder``). The pointer is valid only while this tape (or a copy
+    /// sharing its storage) is alive and not parsed again; nodes `0 ..< count` are readable.
+    package var unsafeNodes: UnsafePointer<JSONNode> { UnsafePointer(storage.nodes) }
 
     /// The index of the value of the last member named `key` in the object at `object`
     /// (the last one wins, as in JSONSerialization), or nil.
     package func member(_ key: String, of object: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var found: Int?
         var k = object + 1
-        let count = Int(nodes[object].count)
-        for _ in 0..<count {
+        for _ in 0..<Int(self[object].count) {
             let value = k + 1
             if keyEquals(k, key, in: bytes) { found = value }
-            k = Int(nodes[value].next)
+            k = Int(self[value].next)
         }
         return found
     }
@@ -68,31 +76,30 @@ package struct JSONTape: Sendable {
     /// one JSONDecoder reads), or nil.
     package func firstMember(_ key: String, of object: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var k = object + 1
-        let count = Int(nodes[object].count)
-        for _ in 0..<count {
+        for _ in 0..<Int(self[object].count) {
             if keyEquals(k, key, in: bytes) { return k + 1 }
-            k = Int(nodes[k + 1].next)
+            k = Int(self[k + 1].next)
         }
         return nil
     }
 
     /// The indices of the elements of the array at `array` (or the values of an object's members).
     package func children(of container: Int) -> [Int] {
-        let node = nodes[container]
+        let node = self[container]
         var result: [Int] = []
         result.reserveCapacity(Int(node.count))
         var i = container + 1
         for _ in 0..<node.count {
             if node.kind == .object { i += 1 }
             result.append(i)
-            i = Int(nodes[i].next)
+            i = Int(self[i].next)
         }
         return result
     }
 
     /// Whether the string at `index` (a key) is `key`.
     package func keyEquals(_ index: Int, _ key: String, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let node = nodes[index]
+        let node = self[index]
         if node.flag { return string(at: index, in: bytes) == key }
         var key = key
         return key.withUTF8 { k in
@@ -105,7 +112,12 @@ package struct JSONTape: Sendable {
 
     /// The text of the string at `index`, escapes resolved.
     package func string(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String {
-        let node = nodes[index]
+        Self.text(of: self[index], in: bytes)
+    }
+
+    /// The text of the string `node` (a node of a tape of `bytes`), escapes resolved.
+    @inline(__always)
+    static func text(of node: JSONNode, in bytes: UnsafeBufferPointer<UInt8>) -> String {
         let raw = UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])
         if !node.flag { return String(decoding: raw, as: UTF8.self) }
         // Unescaped text is never longer than its escaped form.
@@ -114,7 +126,7 @@ package struct JSONTape: Sendable {
 
     /// The text of the number at `index`, as written.
     package func numberText(at index: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String {
-        let node = nodes[index]
+        let node = self[index]
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
     }
 
@@ -175,5 +187,52 @@ package struct JSONTape: Sendable {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
         default: 0xFF
         }
+    }
+}
+
+/// The nodes of one ``JSONTape`` in one allocation, and the parser's stack of open containers;
+/// both reused when the tape is parsed again.
+///
+/// Unchecked `Sendable`: it is written only by ``JSONParser``, through a tape that holds the
+/// only reference (``JSONTape/reparse(_:maxDepth:)`` makes new storage otherwise), and only
+/// read once the tape is shared.
+final class TapeStorage: @unchecked Sendable {
+    private(set) var nodes: UnsafeMutablePointer<JSONNode>
+    /// How many of `nodes` are parsed (initialized).
+    var count = 0
+    private(set) var capacity: Int
+    /// Open containers' frames while parsing (the innermost one is kept by the parser).
+    private(set) var frames: UnsafeMutablePointer<JSONParser.Frame>
+    private(set) var frameCapacity: Int
+
+    init(capacity: Int) {
+        nodes = .allocate(capacity: capacity)
+        self.capacity = capacity
+        frameCapacity = 16
+        frames = .allocate(capacity: frameCapacity)
+    }
+
+    deinit {
+        // Nodes and frames are trivial values: nothing to deinitialize.
+        nodes.deallocate()
+        frames.deallocate()
+    }
+
+    /// Grows `nodes` to `capacity`, keeping the first `keeping`.
+    func reserve(nodes newCapacity: Int, keeping: Int) {
+        let grown = UnsafeMutablePointer<JSONNode>.allocate(capacity: newCapacity)
+        grown.moveInitialize(from: nodes, count: keeping)
+        nodes.deallocate()
+        nodes = grown
+        capacity = newCapacity
+    }
+
+    /// Doubles `frames`, keeping them all.
+    func growFrames() {
+        let grown = UnsafeMutablePointer<JSONParser.Frame>.allocate(capacity: frameCapacity * 2)
+        grown.moveInitialize(from: frames, count: frameCapacity)
+        frames.deallocate()
+        frames = grown
+        frameCapacity *= 2
     }
 }

@@ -3,12 +3,13 @@ import Foundation
 extension TapeDecoder {
     /// `key` is the coding key of the value at `index` for error paths (nil: the current value).
     func string(at index: Int, _ key: (any CodingKey)?) throws -> String {
-        guard tape[index].kind == .string else { throw mismatch(String.self, at: index, path: pathWith(key)) }
-        return tape.string(at: index, in: bytes)
+        let node = tapeNode(index)
+        guard node.kind == .string else { throw mismatch(String.self, at: index, path: pathWith(key)) }
+        return JSONTape.text(of: node, in: bytes)
     }
 
     func bool(at index: Int, _ key: (any CodingKey)?) throws -> Bool {
-        switch tape[index].kind {
+        switch tapeNode(index).kind {
         case .true: return true
         case .false: return false
         case .null:
@@ -19,9 +20,9 @@ extension TapeDecoder {
     }
 
     func double(at index: Int, _ key: (any CodingKey)?) throws -> Double {
-        let node = tape[index]
+        let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(Double.self, at: index, path: pathWith(key)) }
-        if node.flag, node.end - node.start <= 15, let n = smallInteger(node) { return Double(n) }
+        if node.end - node.start <= 15, let n = view.smallInteger(at: index) { return Double(n) }
         let text = tape.numberText(at: index, in: bytes)
         guard let d = Double(text), d.isFinite else {
             throw corrupted(key, "Number \(text) is not representable in Swift.")
@@ -38,30 +39,14 @@ extension TapeDecoder {
     }
 
     func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, _ key: (any CodingKey)?) throws -> T {
-        let node = tape[index]
+        let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(T.self, at: index, path: pathWith(key)) }
         if node.flag {
-            if let n = smallInteger(node), let v = T(exactly: n) { return v }
+            if let n = view.smallInteger(at: index), let v = T(exactly: n) { return v }
             if let v = T(tape.numberText(at: index, in: bytes)) { return v }
         } else if let d = Double(tape.numberText(at: index, in: bytes)), let v = T(exactly: d) {
             return v
         }
         throw corrupted(key, "Number \(tape.numberText(at: index, in: bytes)) is not representable in Swift.")
-    }
-
-    /// The value of an integer literal of at most 18 digits, read straight from the bytes.
-    private func smallInteger(_ node: JSONNode) -> Int64? {
-        var i = Int(node.start)
-        let end = Int(node.end)
-        guard end - i <= 19 else { return nil }
-        let negative = bytes[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        guard end - i <= 18 else { return nil }
-        var v: Int64 = 0
-        while i < end {
-            v = v &* 10 &+ Int64(bytes[i] &- UInt8(ascii: "0"))
-            i += 1
-        }
-        return negative ? -v : v
     }
 }

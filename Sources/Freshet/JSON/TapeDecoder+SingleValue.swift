@@ -1,5 +1,5 @@
 extension TapeDecoder: SingleValueDecodingContainer {
-    func decodeNil() -> Bool { tape[node].kind == .null }
+    func decodeNil() -> Bool { tapeNode(node).kind == .null }
     func decode(_ type: Bool.Type) throws -> Bool { try bool(at: node, nil) }
     func decode(_ type: String.Type) throws -> String { try string(at: node, nil) }
     func decode(_ type: Double.Type) throws -> Double { try double(at: node, nil) }

@@ -11,8 +11,14 @@ final class TapeDecoder: Decoder {
     // Unchecked: the decoder is used by one thread, inside one decode call at a time (it is
     // not Sendable), and `tape`/`bytes` change only between rows, while no access is open;
     // without it every read of a node pays a dynamic exclusivity check.
-    @exclusivity(unchecked) var tape: JSONTape
-    @exclusivity(unchecked) var bytes: UnsafeBufferPointer<UInt8>
+    @exclusivity(unchecked) private(set) var tape: JSONTape
+    /// `tape`'s nodes in place (``JSONTape/unsafeNodes``) and the row's bytes, taken once per
+    /// row instead of through `tape` on every read. Valid for every read made while a row
+    /// decodes: the decoder owns `tape`, so its storage lives as long as the decoder, and
+    /// `tape` is parsed again only by ``decodeRow(_:from:)``, which takes the view again
+    /// before it reads a node.
+    @exclusivity(unchecked) private(set) var view: TapeView
+    var bytes: UnsafeBufferPointer<UInt8> { view.bytes }
     /// The tape index of the value being decoded.
     @exclusivity(unchecked) var node = 0
     /// The coding path of `node`.
@@ -25,7 +31,7 @@ final class TapeDecoder: Decoder {
 
     init(tape: JSONTape, bytes: UnsafeBufferPointer<UInt8>) {
         self.tape = tape
-        self.bytes = bytes
+        view = TapeView(nodes: tape.unsafeNodes, bytes: bytes)
     }
 
     /// A decoder for ``decodeRow(_:from:)``, with an empty tape.
@@ -42,7 +48,7 @@ final class TapeDecoder: Decoder {
         busy = true
         defer {
             busy = false
-            bytes = UnsafeBufferPointer(start: nil, count: 0)
+            view = TapeView(nodes: view.nodes, bytes: UnsafeBufferPointer(start: nil, count: 0))
         }
         return try json.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -51,7 +57,7 @@ final class TapeDecoder: Decoder {
             } catch {
                 throw RowDecoder.notJSON(error)
             }
-            self.bytes = bytes
+            view = TapeView(nodes: tape.unsafeNodes, bytes: bytes)
             node = 0
             path.removeAll(keepingCapacity: true)
             if extras.count > 1 { extras.removeSubrange(1...) }
@@ -59,16 +65,20 @@ final class TapeDecoder: Decoder {
         }
     }
 
+    /// The node at `index` of the current tape (an index taken from the tape itself).
+    @inline(__always)
+    func tapeNode(_ index: Int) -> JSONNode { view[index] }
+
     var codingPath: [any CodingKey] { path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard tape[node].kind == .object else { throw mismatch([String: Any].self, at: node, path: path) }
+        guard tapeNode(node).kind == .object else { throw mismatch([String: Any].self, at: node, path: path) }
         return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: node, depth: path.count, extra: []))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard tape[node].kind == .array else { throw mismatch([Any].self, at: node, path: path) }
+        guard tapeNode(node).kind == .array else { throw mismatch([Any].self, at: node, path: path) }
         return TapeUnkeyedContainer(decoder: self, array: node, depth: path.count, extra: [])
     }
 
@@ -120,7 +130,7 @@ final class TapeDecoder: Decoder {
             return try cast(data)
         }
         if T.self == Decimal.self {
-            guard tape[index].kind == .number, let d = Decimal(string: tape.numberText(at: index, in: bytes), locale: Locale(identifier: "en_US_POSIX")) else {
+            guard tapeNode(index).kind == .number, let d = Decimal(string: tape.numberText(at: index, in: bytes), locale: Locale(identifier: "en_US_POSIX")) else {
                 throw mismatch(Decimal.self, at: index, path: pathWith(key))
             }
             return try cast(d)
@@ -153,7 +163,7 @@ final class TapeDecoder: Decoder {
     /// `typeMismatch` otherwise.
     func mismatch(_ type: Any.Type, at index: Int, path: [any CodingKey]) -> DecodingError {
         let found: String
-        switch tape[index].kind {
+        switch tapeNode(index).kind {
         case .null:
             return .valueNotFound(type, DecodingError.Context(codingPath: path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         case .object: found = "a dictionary"

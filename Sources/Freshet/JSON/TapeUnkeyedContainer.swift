@@ -15,7 +15,7 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
         self.array = array
         self.depth = depth
         self.extra = extra
-        self.count = Int(decoder.tape[array].count)
+        self.count = Int(decoder.tapeNode(array).count)
         self.cursor = array + 1
     }
 
@@ -31,7 +31,7 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
         }
         let decoder = self.decoder, cursor = self.cursor, key = self.key
         let value = try decoder.within(depth: depth, extra: extra) { try read(decoder, cursor, key) }
-        self.cursor = Int(decoder.tape[cursor].next)
+        self.cursor = Int(decoder.tapeNode(cursor).next)
         currentIndex += 1
         return value
     }
@@ -40,8 +40,8 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(Any?.self, DecodingError.Context(codingPath: decoder.path(depth: depth, extra: extra, key), debugDescription: "Unkeyed container is at end."))
         }
-        guard decoder.tape[cursor].kind == .null else { return false }
-        cursor = Int(decoder.tape[cursor].next)
+        guard decoder.tapeNode(cursor).kind == .null else { return false }
+        cursor = Int(decoder.tapeNode(cursor).next)
         currentIndex += 1
         return true
     }
@@ -69,7 +69,7 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let depth = self.depth, extra = self.extra
         return try next(KeyedDecodingContainer<NestedKey>.self) { decoder, index, key in
-            guard decoder.tape[index].kind == .object else { throw decoder.mismatch([String: Any].self, at: index, path: decoder.path(depth: depth, extra: extra, key)) }
+            guard decoder.tapeNode(index).kind == .object else { throw decoder.mismatch([String: Any].self, at: index, path: decoder.path(depth: depth, extra: extra, key)) }
             return KeyedDecodingContainer(TapeKeyedContainer<NestedKey>(decoder: decoder, object: index, depth: depth, extra: extra + [key]))
         }
     }
@@ -77,7 +77,7 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let depth = self.depth, extra = self.extra
         return try next((any UnkeyedDecodingContainer).self) { decoder, index, key in
-            guard decoder.tape[index].kind == .array else { throw decoder.mismatch([Any].self, at: index, path: decoder.path(depth: depth, extra: extra, key)) }
+            guard decoder.tapeNode(index).kind == .array else { throw decoder.mismatch([Any].self, at: index, path: decoder.path(depth: depth, extra: extra, key)) }
             return TapeUnkeyedContainer(decoder: decoder, array: index, depth: depth, extra: extra + [key])
         }
     }

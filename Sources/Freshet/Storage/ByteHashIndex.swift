@@ -1,20 +1,33 @@
-/// A hash index from byte-string keys to entry numbers (`Int32`), for ``OrderedTable``: open
-/// addressing with linear probing over one flat array of slots, each slot holding the upper
-/// 32 bits of the key's hash and the entry number, so a probe compares hashes in the array and
-/// looks at a stored key only when they match. At most half the slots are used; a removal
-/// shifts the following slots back (no tombstones), so lookups stay short after any number of
-/// removals.
+/// A hash index from byte-string keys to payloads (``OrderedTable``: where an entry's record is
+/// in its arena), for ``OrderedTable``: open addressing with linear probing over one flat
+/// array of 8-byte slots, each holding the upper 24 bits of the key's hash and a payload of
+/// up to 40 bits, so a probe compares hashes in the array and looks at a stored key only when
+/// they match, straight from the slot. At most half the slots are used; a removal shifts the
+/// following slots back (no tombstones), so lookups stay short after any number of removals.
 ///
-/// The keys themselves are the caller's: ``find(hash:matches:)`` asks it whether an entry
-/// holds the key looked up. The hash (``hash(_:)``) mixes 8 bytes at a time with a seed
-/// chosen per process, so a log crafted to collide makes a tool slower in one run, not in all.
+/// The keys themselves are the caller's: ``find(hash:matches:)`` asks it whether the entry
+/// with a payload holds the key looked up. The hash (``hash(_:)``) mixes 8 bytes at a time
+/// with a seed chosen per process, so a log crafted to collide makes a tool slower in one
+/// run, not in all.
 struct ByteHashIndex {
-    /// 0: empty; else `hash & 0xFFFF_FFFF_0000_0000 | (entry + 1)`.
+    /// 0: empty; else `hash & 0xFFFF_FF00_0000_0000 | (payload + 1)`. Before issue 8's speed
+    /// round 3 a slot held an entry number, and a lookup went from the slot to an array of
+    /// entries and from there to the key and the value, each a cache miss (docs/performance.md, W5).
     private var slots: [UInt64] = Array(repeating: 0, count: 16)
     private var mask = 15
     private(set) var count = 0
 
     private static let seed = UInt64.random(in: UInt64.min ... UInt64.max)
+    private static let tagMask: UInt64 = 0xFFFF_FF00_0000_0000
+    /// The largest payload a slot holds (40 bits, less one: `payload + 1` is stored).
+    static let maxPayload: UInt64 = (1 << 40) - 2
+
+    /// What ``find(hash:matches:)`` found: the payload and the slot holding it (valid until
+    /// the next insert or removal, for ``setPayload(_:slot:)``).
+    struct Found {
+        let payload: UInt64
+        let slot: Int
+    }
 
     /// A 64-bit hash of `bytes` (mixing as MurmurHash3's 64-bit finalizer does).
     @inline(__always)
@@ -46,31 +59,47 @@ struct ByteHashIndex {
     }
 
     @inline(__always)
-    private func home(_ tag: UInt64) -> Int { Int(truncatingIfNeeded: tag >> 32) & mask }
+    private func home(_ tag: UInt64) -> Int { Int(truncatingIfNeeded: tag >> 40) & mask }
 
-    /// The entry whose key `matches` accepts among those stored with `hash`, if any.
+    /// The payload stored with `hash` that `matches` accepts, if any, and its slot.
     @inline(__always)
-    func find(hash: UInt64, matches: (Int32) -> Bool) -> Int32? {
-        let tag = hash & 0xFFFF_FFFF_0000_0000
+    func find(hash: UInt64, matches: (_ payload: UInt64) -> Bool) -> Found? {
+        let tag = hash & Self.tagMask
         return slots.withUnsafeBufferPointer { slots in
             var i = home(tag)
             while true {
                 let s = slots[i]
                 if s == 0 { return nil }
-                if s & 0xFFFF_FFFF_0000_0000 == tag {
-                    let entry = Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
-                    if matches(entry) { return entry }
+                if s & Self.tagMask == tag {
+                    let payload = (s & ~Self.tagMask) &- 1
+                    if matches(payload) { return Found(payload: payload, slot: i) }
                 }
-                i = (i + 1) & mask
+                i = (i &+ 1) & mask
             }
         }
     }
 
-    /// Adds `entry` (whose key is not in the index yet) under `hash`.
-    mutating func insert(_ entry: Int32, hash: UInt64) {
+    /// Adds `payload` (whose key is not in the index yet) under `hash`.
+    mutating func insert(_ payload: UInt64, hash: UInt64) {
+        precondition(payload <= Self.maxPayload, "ByteHashIndex: payload \(payload) does not fit 40 bits")
         if (count + 1) * 2 > slots.count { grow() }
-        place(hash & 0xFFFF_FFFF_0000_0000 | UInt64(UInt32(entry) + 1))
+        place(hash & Self.tagMask | (payload + 1))
         count += 1
+    }
+
+    /// Replaces the payload in `slot` (from a ``Found`` with no insert or removal since).
+    mutating func setPayload(_ payload: UInt64, slot: Int) {
+        precondition(slots[slot] != 0 && payload <= Self.maxPayload, "ByteHashIndex.setPayload: slot \(slot) is empty or payload \(payload) too large")
+        slots[slot] = slots[slot] & Self.tagMask | (payload + 1)
+    }
+
+    /// Replaces every payload `p` with `payload(p)` (at most ``maxPayload``).
+    mutating func rewritePayloads(_ payload: (UInt64) -> UInt64) {
+        for i in slots.indices where slots[i] != 0 {
+            let new = payload((slots[i] & ~Self.tagMask) - 1)
+            precondition(new <= Self.maxPayload, "ByteHashIndex: payload \(new) does not fit 40 bits")
+            slots[i] = slots[i] & Self.tagMask | (new + 1)
+        }
     }
 
     private mutating func place(_ slot: UInt64) {
@@ -86,13 +115,13 @@ struct ByteHashIndex {
         for s in old where s != 0 { place(s) }
     }
 
-    /// Removes `entry`, stored under `hash`; the slots after it move back into the gap where
-    /// their home allows (Knuth's algorithm R for linear probing).
-    mutating func remove(_ entry: Int32, hash: UInt64) {
-        let wanted = hash & 0xFFFF_FFFF_0000_0000 | UInt64(UInt32(entry) + 1)
+    /// Removes `payload`, stored under `hash`; the slots after it move back into the gap
+    /// where their home allows (Knuth's algorithm R for linear probing).
+    mutating func remove(_ payload: UInt64, hash: UInt64) {
+        let wanted = hash & Self.tagMask | (payload + 1)
         var gap = home(wanted)
         while slots[gap] != wanted {
-            precondition(slots[gap] != 0, "ByteHashIndex.remove: entry \(entry) is not in the index")
+            precondition(slots[gap] != 0, "ByteHashIndex.remove: payload \(payload) is not in the index")
             gap = (gap + 1) & mask
         }
         var j = gap

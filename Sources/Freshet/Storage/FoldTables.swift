@@ -24,6 +24,10 @@ protocol FoldTables: ~Copyable {
     /// The same with the value's bytes lent for the call (copied by the table), so a value
     /// sliced from a larger buffer needs no array of its own.
     func put(_ db: Database, key: [UInt8], bytes: UnsafeRawBufferPointer, append: Bool, noOverwrite: Bool) throws(LMDBError)
+    /// Puts `key` with a value of `count` bytes that `fill` writes in place (in LMDB: into
+    /// its map, `MDB_RESERVE`; no buffer of the value's own). `fill` writes all `count`
+    /// bytes and does not keep the buffer.
+    func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError)
     /// Deletes `key`; returns whether it was there.
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool

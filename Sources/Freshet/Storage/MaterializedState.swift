@@ -122,13 +122,24 @@ struct MaterializedState {
         return w.bytes
     }
 
-    /// Appends the bytes ``encodeRow(_:)`` returns: the ID's varint length, the ID, the JSON.
-    static func appendRow(_ row: Row, to w: inout ByteWriter) {
-        var id = row.id
+    /// The bytes ``encodeRow(_:)`` starts with: the ID's varint length and the ID.
+    static func rowHeader(_ row: Row) -> [UInt8] {
+        var w = ByteWriter(capacity: row.id.utf8.count + 10)
+        appendHeader(row.id, to: &w)
+        return w.bytes
+    }
+
+    private static func appendHeader(_ id: String, to w: inout ByteWriter) {
+        var id = id
         id.withUTF8 { id in
             w.varint(UInt64(id.count))
             w.raw(id)
         }
+    }
+
+    /// Appends the bytes ``encodeRow(_:)`` returns: the ID's varint length, the ID, the JSON.
+    static func appendRow(_ row: Row, to w: inout ByteWriter) {
+        appendHeader(row.id, to: &w)
         w.raw(row.json)
     }
 
@@ -163,19 +174,25 @@ struct MaterializedState {
 
     /// Writes `row` at `position`, replacing what was there, and indexes its ID.
     func put(_ row: Row, at position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
-        try put(encoded: Self.encodeRow(row), id: row.id, at: position, prefix: prefix, in: txn)
+        try put(header: Self.rowHeader(row), json: row.json, id: row.id, at: position, prefix: prefix, in: txn)
     }
 
-    /// Writes a row already encoded by ``encodeRow(_:)`` at `position` and indexes its `id`.
-    func put(encoded value: [UInt8], id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
-        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), value: value)
+    /// Writes the row ``encodeRow(_:)`` gives — `header` (``rowHeader(_:)``) then `json` — at
+    /// `position` and indexes its `id`. The bytes go straight into the table's storage (an
+    /// LMDB page, `MDB_RESERVE`): a 300 KB document is copied once, not into an array first
+    /// and then by LMDB (docs/performance.md, round 7).
+    func put(header: [UInt8], json: Data, id: String, at position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
+        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), reserving: header.count + json.count) { out in
+            header.withUnsafeBytes { out.copyMemory(from: $0) }
+            json.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[header.count...]).copyMemory(from: $0) }
+        }
         try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
     }
 
     /// Writes a row encoded by ``encodeRow(_:)`` at `position` (where no row is) and indexes
     /// its `id`; a row the collection already holds under `id` elsewhere is removed, so the
     /// ID moves here. The same result as ``remove(id:prefix:in:)`` then
-    /// ``put(encoded:id:at:prefix:in:)``, with one index search instead of two when the ID is
+    /// ``put(header:json:id:at:prefix:in:)``, with one index search instead of two when the ID is
     /// new: the index entry is put with `MDB_NOOVERWRITE`, which fails with `MDB_KEYEXIST`
     /// (changing nothing) only when the ID is already held (LMDB's `mdb_put` documentation).
     func move(encoded value: UnsafeRawBufferPointer, id: String, to position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
@@ -256,9 +273,20 @@ struct MaterializedState {
         try txn.get(dbs.rows, key: Keys.row(prefix, position: position))
     }
 
-    /// Whether the row stored at `position` has exactly the bytes `encoded` (compared in place).
-    func value(at position: UInt64, prefix: [UInt8], equals encoded: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
-        try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, encoded) } ?? false
+    /// Whether the row stored at `position` has exactly the bytes `header` then `json`
+    /// (``put(header:json:id:at:prefix:in:)``), compared in place.
+    /// An upsert of a row the collection already holds unchanged (most of a replayed log of
+    /// local writes) then copies nothing (docs/performance.md, "Issue 8 speed round 3").
+    func value(at position: UInt64, prefix: [UInt8], equals header: [UInt8], json: Data, in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
+        try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, header: header, json: json) } ?? false
+    }
+
+    /// Whether `stored` is byte for byte `header` (``rowHeader(_:)``: the ID's length as the
+    /// shortest varint, the ID) followed by `json`.
+    static func same(_ stored: UnsafeRawBufferPointer, header: [UInt8], json: Data) -> Bool {
+        guard stored.count == header.count + json.count else { return false }
+        return same(UnsafeRawBufferPointer(rebasing: stored[..<header.count]), header)
+            && json.withUnsafeBytes { same(UnsafeRawBufferPointer(rebasing: stored[header.count...]), $0) }
     }
 
     static func same(_ stored: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {

@@ -77,8 +77,11 @@ final class MemoryTables: FoldTables {
     // MARK: FoldTables
 
     func withValue<R>(_ db: Database, key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let value = tables[table(db)].value(key) else { return nil }
-        return try value.withUnsafeBytes { try body($0) }
+        let t = table(db)
+        // Found first (remembered for a put that follows), then lent: the table is not
+        // being changed while `body` reads its bytes.
+        guard let offset = tables[t].locate(key) else { return nil }
+        return try tables[t].withValue(at: offset) { try body($0) }
     }
 
     func get(_ db: Database, key: [UInt8]) throws -> [UInt8]? {
@@ -86,19 +89,28 @@ final class MemoryTables: FoldTables {
     }
 
     func put(_ db: Database, key: [UInt8], value: [UInt8], append: Bool, noOverwrite: Bool) throws(LMDBError) {
+        let result = value.withUnsafeBytes { bytes in
+            Result { () throws(LMDBError) in try put(db, key: key, bytes: bytes, append: append, noOverwrite: noOverwrite) }
+        }
+        try result.get()
+    }
+
+    func put(_ db: Database, key: [UInt8], bytes: UnsafeRawBufferPointer, append: Bool, noOverwrite: Bool) throws(LMDBError) {
         let t = table(db)
         if append, let last = tables[t].lastKey, OrderedTable.compare(key, last) <= 0 {
             throw LMDBError(code: LMDBError.keyExists.code, function: "put(\(db.name), append)")
         }
-        if noOverwrite, tables[t].value(key) != nil {
+        if noOverwrite, tables[t].locate(key) != nil {
             throw LMDBError(code: LMDBError.keyExists.code, function: "put(\(db.name), noOverwrite)")
         }
-        let old = tables[t].set(key, value)
+        let old = tables[t].set(key, bytes: bytes)
         if journaling { journal.append((t, key, old)) }
     }
 
-    func put(_ db: Database, key: [UInt8], bytes: UnsafeRawBufferPointer, append: Bool, noOverwrite: Bool) throws(LMDBError) {
-        try put(db, key: key, value: Array(bytes), append: append, noOverwrite: noOverwrite)
+    func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
+        var value = [UInt8](repeating: 0, count: count)
+        value.withUnsafeMutableBytes(fill)
+        try put(db, key: key, value: value, append: false, noOverwrite: false)
     }
 
     @discardableResult
@@ -116,7 +128,7 @@ final class MemoryTables: FoldTables {
 }
 
 extension MemoryTables {
-    /// Every entry of `db` in key order (the arrays are shared, not copied).
+    /// Every entry of `db` in key order (keys shared, values copied).
     func entries(_ db: Database) -> [(key: [UInt8], value: [UInt8])] {
         tables[table(db)].entries()
     }

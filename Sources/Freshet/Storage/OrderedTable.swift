@@ -4,41 +4,96 @@ import Foundation
 /// default (`memcmp` over the shorter length, then the shorter key first): one table of
 /// ``MemoryTables``.
 ///
-/// Entries live in two arrays (keys, values) at a stable index; a hash index over them
-/// (``ByteHashIndex``: open addressing, each slot holding part of the key's hash) finds a key
-/// with one probe of a flat array and one key comparison, so a lookup or the replacement of
-/// an existing key (most of what the fold does: an upsert of a row the collection holds)
-/// costs one hash of the key's bytes, not a search. The entries are also kept in order for
-/// walks, in leaves of at most ``leafCapacity`` keys (a B-tree of two levels): only
-/// inserting or removing a key searches them, and an insert moves at most one leaf's
-/// entries, so a table of millions of rows grows cheaply in any order.
+/// Every entry's key and value sit next to each other in one byte arena (a record: the entry's
+/// number, the key's length and the value's length, 4 bytes each, then the key, then the
+/// value). A hash index over the entries (``ByteHashIndex``: open addressing, each 8-byte slot
+/// holding part of the key's hash and the record's offset in the arena) finds a key with one probe of
+/// a flat array and one look at the arena, where the value follows the key: a lookup or the
+/// replacement of an existing key (most of what the fold does: an upsert of a row the
+/// collection holds) costs one hash of the key's bytes and two places in memory, not a search.
+/// A replaced value of the same length is overwritten in place; one of another length, or a
+/// removed entry, leaves its old record behind as garbage, and the arena is rewritten without
+/// it once garbage is more than half of it, so memory stays within twice the live bytes.
 ///
-/// Before issue 8's W5 round the values were a `Dictionary` keyed by the key's array: a
-/// SipHash per lookup, and each probe of a wrong bucket compared against another key's heap
-/// buffer (a cache miss); that was 19% of a 1,000,000-record `replay` (docs/performance.md, W5).
+/// The entries are also kept in order for walks, in leaves of at most ``leafCapacity`` keys
+/// (a B-tree of two levels): only inserting or removing a key searches them, and an insert
+/// moves at most one leaf's entries, so a table of millions of rows grows cheaply in any order.
+///
+/// History (docs/performance.md, W5): before issue 8's W5 round the values were a
+/// `Dictionary` keyed by the key's array (SipHash per lookup, 19% of a 1,000,000-record
+/// `replay`); until speed round 3 each key and value was an array of its own, reached from
+/// the slot through two arrays of entries, five dependent cache misses per lookup.
+///
+/// Bytes lent to a closure point into the arena and are valid for the call only; nothing
+/// that changes the table may run inside it (the arena may move).
 struct OrderedTable {
     static let leafCapacity = 256
+    /// Bytes before a record's key: the entry's number, the key's length and the value's
+    /// length (`UInt32` each).
+    private static let header = 12
 
-    /// Entry `i`'s key and value; a removed entry's index is in `free` (and its arrays empty).
-    private var keys: [[UInt8]] = []
-    private var values: [[UInt8]] = []
+    /// The records, live and garbage.
+    private var arena: [UInt8] = []
+    /// Bytes of ``arena`` that no entry uses (replaced or removed records).
+    private var garbage = 0
+    /// Entry `i`'s record offset in ``arena``; -1 for a removed entry, whose index is in `free`.
+    private var offsets: [Int] = []
     private var free: [Int32] = []
     private var index = ByteHashIndex()
-    /// The entry last found by ``value(_:)``: the fold reads a row and then replaces it, and
-    /// the replacement then needs no second hash lookup. Cleared when an entry is removed.
-    private var lastFound: Int32?
+    /// The entry last found by ``value(_:)`` or ``locate(_:)`` and its slot: the fold reads a
+    /// row and then replaces it, and the replacement then needs no second hash lookup.
+    /// Cleared when an entry is added or removed (slots move then).
+    private var lastFound: ByteHashIndex.Found?
     /// Non-empty leaves of entries in key order; every key of a leaf sorts before every key of
-    /// the next. Each holds its key (not only the entry index), so a search through the
-    /// leaves reads each key it compares with one pointer, not two.
+    /// the next. Each holds its key and the key's first 16 bytes (``Head``), so a search through
+    /// the leaves compares in the leaf itself and reads a key only when two heads are equal.
     private var leaves: [[Leaf]] = []
 
     private struct Leaf {
+        let head: Head
         let key: [UInt8]
         let entry: Int32
+
+        init(key: [UInt8], entry: Int32) {
+            self.head = key.withUnsafeBytes { Head($0) }
+            self.key = key
+            self.entry = entry
+        }
+
+        /// `self.key` compared with `key` (whose head is `head`) in LMDB's order: negative, zero or positive.
+        @inline(__always)
+        func compare(_ key: UnsafeRawBufferPointer, _ head: Head) -> Int {
+            if self.head.high != head.high { return self.head.high < head.high ? -1 : 1 }
+            if self.head.low != head.low { return self.head.low < head.low ? -1 : 1 }
+            return self.key.withUnsafeBytes { OrderedTable.compare($0, key) }
+        }
+    }
+
+    /// A key's first 16 bytes as two big-endian words, zero-padded. Two keys whose heads
+    /// differ compare as their heads do: the first byte that differs is within both keys, or
+    /// it is a padding 0 of the shorter key against a nonzero byte of the longer one, which
+    /// LMDB's order also puts after the shorter key. Equal heads need the whole keys compared.
+    /// Before issue 8's speed round 3 every comparison of the search read the key itself, a
+    /// cache miss per step of inserting a row (docs/performance.md, W5).
+    struct Head {
+        let high: UInt64
+        let low: UInt64
+
+        init(_ key: UnsafeRawBufferPointer) {
+            var words: (UInt64, UInt64) = (0, 0)
+            if !key.isEmpty {
+                withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: key.prefix(16))) }
+            }
+            high = UInt64(bigEndian: words.0)
+            low = UInt64(bigEndian: words.1)
+        }
     }
 
     /// The number of entries.
     var count: Int { index.count }
+
+    /// Bytes the arena holds (live and garbage), for tests of its compaction.
+    var arenaBytes: Int { arena.count }
 
     /// Compares `a` with `b` as LMDB's default key comparison does: negative, zero or positive.
     @inline(__always)
@@ -56,87 +111,183 @@ struct OrderedTable {
         a.withUnsafeBytes { a in b.withUnsafeBytes { b in compare(a, b) } }
     }
 
-    /// The entry holding `key`, if any.
+    // MARK: Records in the arena
+
+    /// The key and value lengths of the record at `offset` of `arena`.
     @inline(__always)
-    private func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> Int32? {
-        let keys = self.keys
-        return index.find(hash: hash) { entry in
-            keys[Int(entry)].withUnsafeBytes { $0.count == key.count && Self.compare($0, key) == 0 }
+    private static func lengths(_ arena: UnsafeRawBufferPointer, _ offset: Int) -> (key: Int, value: Int) {
+        (Int(arena.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)), Int(arena.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+    }
+
+    /// The entry number of the record at `offset` of `arena`.
+    @inline(__always)
+    private static func entry(_ arena: UnsafeRawBufferPointer, _ offset: Int) -> Int {
+        Int(arena.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    @inline(__always)
+    private static func recordKey(_ arena: UnsafeRawBufferPointer, _ offset: Int) -> UnsafeRawBufferPointer {
+        let (k, _) = lengths(arena, offset)
+        return UnsafeRawBufferPointer(rebasing: arena[(offset + header)..<(offset + header + k)])
+    }
+
+    @inline(__always)
+    private static func recordValue(_ arena: UnsafeRawBufferPointer, _ offset: Int) -> UnsafeRawBufferPointer {
+        let (k, v) = lengths(arena, offset)
+        let start = offset + header + k
+        return UnsafeRawBufferPointer(rebasing: arena[start..<(start + v)])
+    }
+
+    /// Appends a record of entry `entry` for `key` and `value`; returns its offset.
+    private mutating func appendRecord(_ entry: Int32, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Int {
+        // A record's value comes from a log record (less than 4 GiB) or the fold's own keys.
+        precondition(key.count <= Int(UInt32.max) && value.count <= Int(UInt32.max), "OrderedTable: a key or value of 4 GiB or more")
+        let offset = arena.count
+        precondition(UInt64(offset) + UInt64(Self.header + key.count + value.count) <= ByteHashIndex.maxPayload, "OrderedTable: an arena of 1 TiB")
+        withUnsafeBytes(of: UInt32(entry)) { arena.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(key.count)) { arena.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(value.count)) { arena.append(contentsOf: $0) }
+        arena.append(contentsOf: key)
+        arena.append(contentsOf: value)
+        return offset
+    }
+
+    private func recordSize(at offset: Int) -> Int {
+        arena.withUnsafeBytes { a in
+            let (k, v) = Self.lengths(a, offset)
+            return Self.header + k + v
         }
     }
 
+    /// Rewrites the arena without garbage once garbage is more than half of it (and more
+    /// than a page): offsets change, entry numbers do not.
+    private mutating func compactIfWasteful() {
+        guard garbage > 4096, garbage * 2 > arena.count else { return }
+        var packed: [UInt8] = []
+        packed.reserveCapacity(arena.count - garbage)
+        var moved = offsets
+        let old = arena
+        old.withUnsafeBytes { a in
+            for e in moved.indices where moved[e] >= 0 {
+                let start = moved[e]
+                let (k, v) = Self.lengths(a, start)
+                moved[e] = packed.count
+                packed.append(contentsOf: UnsafeRawBufferPointer(rebasing: a[start..<(start + Self.header + k + v)]))
+            }
+            // A payload is an offset in the old arena, whose record names the entry.
+            index.rewritePayloads { UInt64(moved[Self.entry(a, Int($0))]) }
+            if let found = lastFound { lastFound = ByteHashIndex.Found(payload: UInt64(moved[Self.entry(a, Int(found.payload))]), slot: found.slot) }
+        }
+        arena = packed
+        garbage = 0
+        offsets = moved
+    }
+
+    // MARK: Lookup
+
+    /// The entry holding `key`, if any.
+    @inline(__always)
+    private func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> ByteHashIndex.Found? {
+        arena.withUnsafeBytes { arena in
+            index.find(hash: hash) { offset in
+                let stored = Self.recordKey(arena, Int(offset))
+                return stored.count == key.count && Self.compare(stored, key) == 0
+            }
+        }
+    }
+
+    /// Finds `key` and remembers it for a following ``set(_:_:)``; returns where its record
+    /// is, for ``withValue(at:_:)``.
+    mutating func locate(_ key: [UInt8]) -> Int? {
+        guard let found = key.withUnsafeBytes({ find($0, hash: ByteHashIndex.hash($0)) }) else { return nil }
+        lastFound = found
+        return Int(found.payload)
+    }
+
+    /// Lends the value of the record at `offset` (from ``locate(_:)``, with no change since).
+    func withValue<R>(at offset: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try arena.withUnsafeBytes { try body(Self.recordValue($0, offset)) }
+    }
+
+    /// A copy of the value stored under `key`.
+    mutating func value(_ key: [UInt8]) -> [UInt8]? {
+        guard let offset = locate(key) else { return nil }
+        return withValue(at: offset) { Array($0) }
+    }
+
+    // MARK: Ordered leaves
+
     /// The index of the leaf that holds `key` or would hold it: the last leaf whose first key
     /// is ≤ `key` (0 when `key` sorts before every leaf).
-    private func leafIndex(_ key: UnsafeRawBufferPointer) -> Int {
+    private func leafIndex(_ key: UnsafeRawBufferPointer, _ head: Head) -> Int {
         leaves.withUnsafeBufferPointer { leaves in
             var low = 0
             var high = leaves.count - 1
             while low < high {
                 let mid = (low + high + 1) / 2
-                if leaves[mid][0].key.withUnsafeBytes({ Self.compare($0, key) }) <= 0 { low = mid } else { high = mid - 1 }
+                if leaves[mid][0].compare(key, head) <= 0 { low = mid } else { high = mid - 1 }
             }
             return low
         }
     }
 
     /// The first position in `leaf` whose key is ≥ `key`, and whether it is equal.
-    private func lowerBound(_ leaf: [Leaf], _ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+    private func lowerBound(_ leaf: [Leaf], _ key: UnsafeRawBufferPointer, _ head: Head) -> (index: Int, found: Bool) {
         leaf.withUnsafeBufferPointer { leaf in
             var low = 0
             var high = leaf.count
             while low < high {
                 let mid = (low + high) / 2
-                if leaf[mid].key.withUnsafeBytes({ Self.compare($0, key) }) < 0 { low = mid + 1 } else { high = mid }
+                if leaf[mid].compare(key, head) < 0 { low = mid + 1 } else { high = mid }
             }
-            return (low, low < leaf.count && leaf[low].key.withUnsafeBytes { Self.compare($0, key) } == 0)
+            return (low, low < leaf.count && leaf[low].compare(key, head) == 0)
         }
     }
 
     /// The position of `key` among the ordered keys: its leaf, its index in the leaf (where
     /// it is or would go) and whether it is there. Nil when the table is empty.
-    private func locate(_ key: [UInt8]) -> (leaf: Int, index: Int, found: Bool)? {
+    private func position(_ key: UnsafeRawBufferPointer) -> (leaf: Int, index: Int, found: Bool)? {
         guard !leaves.isEmpty else { return nil }
-        return key.withUnsafeBytes { key in
-            let l = leafIndex(key)
-            let (i, found) = lowerBound(leaves[l], key)
-            return (l, i, found)
-        }
-    }
-
-    /// The value stored under `key`.
-    mutating func value(_ key: [UInt8]) -> [UInt8]? {
-        let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
-        guard let entry = key.withUnsafeBytes({ find($0, hash: hash) }) else { return nil }
-        lastFound = entry
-        return values[Int(entry)]
+        let head = Head(key)
+        let l = leafIndex(key, head)
+        let (i, found) = lowerBound(leaves[l], key, head)
+        return (l, i, found)
     }
 
     /// The last key, if any.
     var lastKey: [UInt8]? { leaves.last?.last?.key }
 
+    // MARK: Changes
+
     /// Stores `value` under `key`; returns the value it replaced.
     @discardableResult
     mutating func set(_ key: [UInt8], _ value: [UInt8]) -> [UInt8]? {
-        if let last = lastFound, Self.compare(keys[Int(last)], key) == 0 {
-            return replace(Int(last), value)
+        value.withUnsafeBytes { set(key, bytes: $0) }
+    }
+
+    /// Stores a copy of `value` under `key`; returns the value it replaced.
+    @discardableResult
+    mutating func set(_ key: [UInt8], bytes value: UnsafeRawBufferPointer) -> [UInt8]? {
+        if let last = lastFound, arena.withUnsafeBytes({ a in key.withUnsafeBytes { Self.compare(Self.recordKey(a, Int(last.payload)), $0) == 0 } }) {
+            return replace(last, key, value)
         }
         let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
-        if let entry = key.withUnsafeBytes({ find($0, hash: hash) }) {
-            return replace(Int(entry), value)
+        if let found = key.withUnsafeBytes({ find($0, hash: hash) }) {
+            return replace(found, key, value)
         }
         let entry: Int32
         if let reused = free.popLast() {
             entry = reused
-            keys[Int(entry)] = key
-            values[Int(entry)] = value
         } else {
-            precondition(keys.count < Int(Int32.max), "OrderedTable holds at most 2^31 - 1 entries")
-            entry = Int32(keys.count)
-            keys.append(key)
-            values.append(value)
+            precondition(offsets.count < Int(Int32.max), "OrderedTable holds at most 2^31 - 1 entries")
+            entry = Int32(offsets.count)
+            offsets.append(-1)
         }
-        index.insert(entry, hash: hash)
-        guard let (l, i, _) = locate(key) else {
+        let offset = key.withUnsafeBytes { appendRecord(entry, $0, value) }
+        offsets[Int(entry)] = offset
+        lastFound = nil
+        index.insert(UInt64(offset), hash: hash)
+        guard let (l, i, _) = key.withUnsafeBytes({ position($0) }) else {
             leaves = [[Leaf(key: key, entry: entry)]]
             return nil
         }
@@ -150,10 +301,25 @@ struct OrderedTable {
         return nil
     }
 
-    @inline(__always)
-    private mutating func replace(_ entry: Int, _ value: [UInt8]) -> [UInt8] {
-        let old = values[entry]
-        values[entry] = value
+    /// Replaces the value of the entry `found`, whose key is `key`: in place when the length
+    /// is the same, else in a new record (the old one becomes garbage).
+    private mutating func replace(_ found: ByteHashIndex.Found, _ key: [UInt8], _ value: UnsafeRawBufferPointer) -> [UInt8] {
+        let offset = Int(found.payload)
+        let old = withValue(at: offset) { Array($0) }
+        if old.count == value.count {
+            let start = offset + Self.header + key.count
+            arena.withUnsafeMutableBytes { a in
+                UnsafeMutableRawBufferPointer(rebasing: a[start..<(start + value.count)]).copyMemory(from: value)
+            }
+            return old
+        }
+        garbage += recordSize(at: offset)
+        let entry = arena.withUnsafeBytes { Self.entry($0, offset) }
+        let moved = key.withUnsafeBytes { appendRecord(Int32(entry), $0, value) }
+        offsets[entry] = moved
+        index.setPayload(UInt64(moved), slot: found.slot)
+        lastFound = ByteHashIndex.Found(payload: UInt64(moved), slot: found.slot)
+        compactIfWasteful()
         return old
     }
 
@@ -161,19 +327,24 @@ struct OrderedTable {
     @discardableResult
     mutating func remove(_ key: [UInt8]) -> [UInt8]? {
         let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
-        guard let entry = key.withUnsafeBytes({ find($0, hash: hash) }) else { return nil }
+        guard let found = key.withUnsafeBytes({ find($0, hash: hash) }) else { return nil }
         lastFound = nil
-        if let (l, i, found) = locate(key), found {
+        if let (l, i, present) = key.withUnsafeBytes({ position($0) }), present {
             leaves[l].remove(at: i)
             if leaves[l].isEmpty { leaves.remove(at: l) }
         }
-        index.remove(entry, hash: hash)
-        let old = values[Int(entry)]
-        keys[Int(entry)] = []
-        values[Int(entry)] = []
-        free.append(entry)
+        index.remove(found.payload, hash: hash)
+        let offset = Int(found.payload)
+        let old = withValue(at: offset) { Array($0) }
+        let entry = arena.withUnsafeBytes { Self.entry($0, offset) }
+        garbage += recordSize(at: offset)
+        offsets[entry] = -1
+        free.append(Int32(entry))
+        compactIfWasteful()
         return old
     }
+
+    // MARK: Walks
 
     /// Walks the entries in key order from the smallest key ≥ `start` (nil: the first), or
     /// with `reverse` backwards from the largest key ≤ `start` (nil: the last), until `body`
@@ -182,7 +353,7 @@ struct OrderedTable {
         guard !leaves.isEmpty else { return }
         var l: Int
         var i: Int
-        if let start, let (leaf, index, found) = locate(start) {
+        if let start, let (leaf, index, found) = start.withUnsafeBytes({ position($0) }) {
             l = leaf
             i = index
             if reverse, !found { i -= 1 } // the largest key < start
@@ -193,38 +364,42 @@ struct OrderedTable {
             l = 0
             i = 0
         }
-        func visit(_ leaf: Leaf) throws -> Bool {
-            try leaf.key.withUnsafeBytes { k in try values[Int(leaf.entry)].withUnsafeBytes { v in try body(k, v) } }
-        }
-        if reverse {
-            while l >= 0 {
-                let leaf = leaves[l]
-                while i >= 0 {
-                    if try !visit(leaf[i]) { return }
-                    i -= 1
-                }
-                l -= 1
-                if l >= 0 { i = leaves[l].count - 1 }
+        try arena.withUnsafeBytes { arena in
+            func visit(_ leaf: Leaf) throws -> Bool {
+                try leaf.key.withUnsafeBytes { k in try body(k, Self.recordValue(arena, offsets[Int(leaf.entry)])) }
             }
-        } else {
-            while l < leaves.count {
-                let leaf = leaves[l]
-                while i < leaf.count {
-                    if try !visit(leaf[i]) { return }
-                    i += 1
+            if reverse {
+                while l >= 0 {
+                    let leaf = leaves[l]
+                    while i >= 0 {
+                        if try !visit(leaf[i]) { return }
+                        i -= 1
+                    }
+                    l -= 1
+                    if l >= 0 { i = leaves[l].count - 1 }
                 }
-                l += 1
-                i = 0
+            } else {
+                while l < leaves.count {
+                    let leaf = leaves[l]
+                    while i < leaf.count {
+                        if try !visit(leaf[i]) { return }
+                        i += 1
+                    }
+                    l += 1
+                    i = 0
+                }
             }
         }
     }
 
-    /// Every entry in key order (the arrays are shared, not copied).
+    /// Every entry in key order (keys shared, values copied out of the arena).
     func entries() -> [(key: [UInt8], value: [UInt8])] {
         var all: [(key: [UInt8], value: [UInt8])] = []
         all.reserveCapacity(count)
-        for leaf in leaves {
-            for e in leaf { all.append((e.key, values[Int(e.entry)])) }
+        arena.withUnsafeBytes { arena in
+            for leaf in leaves {
+                for e in leaf { all.append((e.key, Array(Self.recordValue(arena, offsets[Int(e.entry)])))) }
+            }
         }
         return all
     }

@@ -121,15 +121,23 @@ enum Keys {
     static func validate(collection name: String) throws(StoreError) {
         let n = name.utf8.count
         guard n > 0, n <= maxCollectionBytes, !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw StoreError(.invalidName, "collection name \(name.debugDescription) must be 1 to \(maxCollectionBytes) bytes of UTF-8 without control characters")
+            throw StoreError(.invalidName, "collection name \(quoted(name)) must be 1 to \(maxCollectionBytes) bytes of UTF-8 without control characters")
         }
+    }
+
+    /// `name` quoted for an error message (`debugDescription`); past 64 characters cut, with
+    /// a visible ellipsis and the length, so a 100,000-character ID gives one short line:
+    /// `"aaaa…" (100000 characters)`.
+    static func quoted(_ name: String) -> String {
+        guard name.count > 64 else { return name.debugDescription }
+        return String(name.prefix(64)).debugDescription.dropLast() + "…\" (\(name.count) characters)"
     }
 
     /// Checks a row ID: 1 to 250 bytes of UTF-8 (LMDB keys are at most 511 bytes).
     static func validate(rowID id: String, in collection: String) throws(StoreError) {
         let n = id.utf8.count
         guard n > 0, n <= maxRowIDBytes else {
-            throw StoreError(.invalidName, "row ID \(id.debugDescription) in \(collection) must be 1 to \(maxRowIDBytes) bytes of UTF-8")
+            throw StoreError(.invalidName, "row ID \(quoted(id)) in \(collection) must be 1 to \(maxRowIDBytes) bytes of UTF-8")
         }
     }
 }

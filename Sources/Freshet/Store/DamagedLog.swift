@@ -129,7 +129,7 @@ struct DamagedLog {
             folded = records.filter { $0.record.lsn > c.throughLSN }
         }
         // Records the fold refuses (a confirmation whose proposal was lost) are skipped.
-        _ = try scratch.fold(folded)
+        _ = try scratch.fold(FoldChunk(folded))
         do {
             let txn = scratch.tables
             var result: [String: [Row]] = [:]

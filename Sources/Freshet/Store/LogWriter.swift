@@ -5,7 +5,8 @@ import Synchronization
 
 /// The single writer of a store. Appends from any number of tasks are queued and
 /// **group-committed**: everything queued while the previous transaction was committing goes
-/// into the next one — one write transaction, one fsync.
+/// into the next one — one write transaction, one fsync — and so does everything queued while
+/// that one is being folded, up to ``joinLimit`` events (``commitGroup(_:join:)``).
 ///
 /// A group runs in one write transaction without nested transactions; when a caller's batch
 /// fails (an invalid event), the transaction is aborted and the group is redone with a nested
@@ -32,6 +33,8 @@ final class LogWriter: Sendable {
         var draining = false
         var isClosed = false
         var lastLSN: LSN
+        /// `groupSizes[n]`: how many commits held `n` appends (index 0 unused).
+        var groupSizes: [Int] = []
     }
 
     private let env: Environment
@@ -57,6 +60,17 @@ final class LogWriter: Sendable {
 
     /// The last LSN committed.
     var lastLSN: LSN { mutable.withLock { $0.lastLSN } }
+
+    /// How many group commits held each number of appends, `[appends: commits]` (a failed
+    /// commit counts too): how well concurrent appends share a commit (`freshet-bench`'s W1
+    /// prints it with `FRESHET_BENCH_W1_TRACE=1`, docs/performance.md).
+    var groupSizes: [Int: Int] {
+        mutable.withLock { s in
+            var sizes: [Int: Int] = [:]
+            for (n, commits) in s.groupSizes.enumerated() where commits > 0 { sizes[n] = commits }
+            return sizes
+        }
+    }
 
     /// Appends `entries` atomically (all or none) and returns the LSN of the last one.
     /// - Throws: ``StoreError`` (``StoreError/closed``, ``StoreError/mapFull``,
@@ -90,16 +104,22 @@ final class LogWriter: Sendable {
 
     private func drain() {
         while true {
-            let jobs = mutable.withLock { s -> [Job] in
-                if s.jobs.isEmpty {
-                    s.draining = false
-                    return []
-                }
-                defer { s.jobs = [] }
-                return s.jobs
-            }
+            let jobs = takeJobs(stopDraining: true)
             if jobs.isEmpty { return }
             commit(jobs)
+        }
+    }
+
+    /// Takes every queued job; with `stopDraining`, an empty queue ends the drain (the next
+    /// append starts one).
+    private func takeJobs(stopDraining: Bool) -> [Job] {
+        mutable.withLock { s -> [Job] in
+            if s.jobs.isEmpty {
+                if stopDraining { s.draining = false }
+                return []
+            }
+            defer { s.jobs = [] }
+            return s.jobs
         }
     }
 
@@ -111,8 +131,16 @@ final class LogWriter: Sendable {
         var external: Set<String>
     }
 
-    private func commit(_ jobs: [Job]) {
-        let group = commitGroup(jobs.map(\.entries))
+    private func commit(_ first: [Job]) {
+        var jobs = first
+        // Appends queued while this group folds join it (see `commitGroup`): the tasks the
+        // last commit woke come back while this one is being built, and would otherwise wait
+        // for a commit of their own.
+        let group = commitGroup(first.map(\.entries)) {
+            let more = self.takeJobs(stopDraining: false)
+            jobs += more
+            return more.map(\.entries)
+        }
         for (job, result) in zip(jobs, group.results) {
             if case .success = result { job.onCommitted?() }
             job.continuation.resume(with: result)
@@ -120,18 +148,32 @@ final class LogWriter: Sendable {
         if !group.touched.isEmpty { didCommit(group.touched, group.last) }
     }
 
+    /// At most this many events go into one group commit through `join` (a group starts with
+    /// whatever was queued, however many): a bound on how long the first append of a group
+    /// waits while later ones join.
+    static let joinLimit = 1024
+
     /// Appends and folds `batches` as one group commit, one result per batch (the batch's
     /// last LSN, or why it failed: a failed batch is undone alone). Runs on the writer's queue;
     /// tests call it directly, with no append in flight, to put batches in one group.
-    func commitGroup(_ batches: [[Entry]]) -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
+    ///
+    /// Once the batches are folded, and before the transaction commits (and flushes), `join`
+    /// is asked for more batches — those queued in the meantime — and they are folded into
+    /// the same transaction, until it returns none or the group holds ``joinLimit`` events;
+    /// `results` then has one entry per batch of `batches` followed by each joined batch, in
+    /// the order they were given. Joining costs no wait: an empty answer commits at once.
+    func commitGroup(_ batches: [[Entry]], join: (() -> [[Entry]])? = nil) -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
         let known = mutable.withLock { $0.lastLSN }
+        // Every batch taken so far, joined ones included: a run again (the map grown, or
+        // each batch isolated) folds them all.
+        var batches = batches
         var results: [Result<LSN, any Error>]
         var touched = Set<String>()
         var last = known
         do {
             do {
                 // The common case: every batch straight in the one write transaction.
-                (results, touched, last) = try Store.withMapGrowth(env: env, limit: maxMapSize) { try write(batches, known: known, isolated: false) }
+                (results, touched, last) = try Store.withMapGrowth(env: env, limit: maxMapSize) { try write(&batches, join: join, known: known, isolated: false) }
             } catch let failed as BatchFailed {
                 if batches.count == 1 {
                     // Alone in its group: the aborted transaction undid exactly this batch.
@@ -142,7 +184,7 @@ final class LogWriter: Sendable {
                 } else {
                     // A batch failed: redo the group with a nested transaction per batch, so
                     // that batch fails alone and the others still commit.
-                    (results, touched, last) = try Store.withMapGrowth(env: env, limit: maxMapSize) { try write(batches, known: known, isolated: true) }
+                    (results, touched, last) = try Store.withMapGrowth(env: env, limit: maxMapSize) { try write(&batches, join: join, known: known, isolated: true) }
                 }
             }
         } catch {
@@ -152,20 +194,26 @@ final class LogWriter: Sendable {
             touched = []
             last = known
         }
-        mutable.withLock { $0.lastLSN = max($0.lastLSN, last) }
+        let count = batches.count
+        mutable.withLock { s in
+            s.lastLSN = max(s.lastLSN, last)
+            if s.groupSizes.count <= count { s.groupSizes += repeatElement(0, count: count + 1 - s.groupSizes.count) }
+            s.groupSizes[count] += 1
+        }
         return (results, touched, last)
     }
 
     /// Appends and folds `batches` in one write transaction, SyncMarks cached for its length
-    /// (``SyncMarkCache``). With `isolated`, each batch runs in a nested transaction and a batch
-    /// that throws is undone alone (its result is the failure); without, the first batch that
-    /// throws aborts the whole transaction with ``BatchFailed``.
+    /// (``SyncMarkCache``), and the batches `join` hands over until then (appended to
+    /// `batches`; see ``commitGroup(_:join:)``). With `isolated`, each batch runs in a nested
+    /// transaction and a batch that throws is undone alone (its result is the failure);
+    /// without, the first batch that throws aborts the whole transaction with ``BatchFailed``.
     ///
     /// The LSNs are taken from the store inside the transaction (the larger of `meta.lastLSN`
     /// and the log's last key), never from memory: another process may have appended since
     /// this one last committed (`known`; docs/architecture.md, "Several processes").
     /// Collections that other process touched are announced to observers with this commit's.
-    private func write(_ batches: [[Entry]], known: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
+    private func write(_ batches: inout [[Entry]], join: (() -> [[Entry]])?, known: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
         let marks = SyncMarkCache()
         let folding = MaterializedState(dbs: state.dbs, marks: marks)
         var results: [Result<LSN, any Error>] = []
@@ -178,7 +226,18 @@ final class LogWriter: Sendable {
             }
             let external = touched
             last = stored
-            for batch in batches {
+            var events = 0
+            var next = 0
+            while true {
+                if next == batches.count {
+                    guard let join, events < Self.joinLimit else { break }
+                    let joined = join()
+                    if joined.isEmpty { break }
+                    batches += joined
+                }
+                let batch = batches[next]
+                next += 1
+                events += batch.count
                 let jobLast: LSN
                 if isolated {
                     let saved = marks.checkpoint()

@@ -261,6 +261,10 @@ public final class Store: Sendable {
     /// ``checkForExternalChanges()``.
     public var lastLSN: LSN { writer.lastLSN }
 
+    /// How many group commits since the store opened held each number of appends,
+    /// `[appends: commits]` (for `freshet-bench` and tests of the writer).
+    package var groupCommitSizes: [Int: Int] { writer.groupSizes }
+
     /// Looks for events other processes appended to this store since this process last
     /// committed or looked, and tells the observers of every collection they touched (each
     /// gets a new snapshot). Cheap when nothing changed: one read transaction reading

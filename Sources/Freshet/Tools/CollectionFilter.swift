@@ -19,6 +19,14 @@ public enum CollectionFilter: Sendable, Hashable {
         }
     }
 
+    /// Checks a collection name (or `--collection` value) typed on the command line as the
+    /// store checks a name it writes (1 to 200 bytes of UTF-8 without control characters), so
+    /// every tool refuses `""` with the words `import` uses for a line.
+    /// - Throws: ``StoreError/invalidName``.
+    public static func checkName(_ name: String) throws(StoreError) {
+        try Keys.validate(collection: name)
+    }
+
     /// Whether `collection` is selected.
     public func matches(_ collection: String) -> Bool {
         switch self {

@@ -7,10 +7,16 @@ import FreshetLMDB
 /// transaction, so a live store's writer is never held back for long (LMDB readers do not
 /// block the writer, but a long reader keeps old pages from being reused). Records that do
 /// not decode, and LSNs that are missing, are recorded in ``problems`` and skipped.
+///
+/// The calling thread reads and decodes chunk N+1 while a second thread folds chunk N
+/// (``FoldPipeline``); the chunks fold one after the other in LSN order, as one thread
+/// would fold them, so the result is the same.
 final class LogFolder {
     static let chunkSize = 4096
 
     let store: Store
+    /// Records per read transaction (``chunkSize`` unless a test asks for less).
+    let chunkSize: Int
     let scratch: ScratchState
     /// The last LSN read from the source log (folded or unreadable).
     private(set) var lastSeen: LSN = .zero
@@ -27,8 +33,10 @@ final class LogFolder {
     /// Which LSNs may be missing (``LSNContinuity``): from LSN 1, or after the checkpoint's `throughLSN`.
     private var continuity = LSNContinuity(after: .zero)
 
-    init(store: Store) throws(StoreError) {
+    init(store: Store, chunkSize: Int = LogFolder.chunkSize) throws(StoreError) {
+        precondition(chunkSize > 0, "LogFolder chunkSize must be positive")
         self.store = store
+        self.chunkSize = chunkSize
         self.scratch = ScratchState(dbs: store.state.dbs)
         if let start = try loadLatestCheckpoint() {
             checkpoint = start.info
@@ -81,25 +89,31 @@ final class LogFolder {
         let log = store.state.dbs.log
         let through: LSN? = if case .lsn(let lsn) = point { lsn } else { nil }
         continuity.through = through
+        let scratch = self.scratch
+        // This thread reads and decodes; the pipeline's thread folds the chunk before
+        // (docs/performance.md, "Issue 8 speed round 3"). Problems found while reading travel
+        // with their chunk, so they come back in log order among the fold's.
+        let pipeline = FoldPipeline { chunk in try scratch.fold(chunk) }
+        defer { pipeline.cancel() }
         var finished = false
         while !finished {
             do {
                 try store.env.read { txn in
-                    var chunk: [(record: LogRecord, bytes: [UInt8])] = []
+                    var chunk = FoldChunk(capacity: min(chunkSize, 1 << 16))
                     var reachedEnd = true
                     var stopped = false
                     try txn.forEach(log, from: lastSeen.next.keyBytes) { key, value in
                         guard key.count == 8 else {
-                            problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
+                            chunk.problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
                             return true
                         }
                         let lsn = LSN(Keys.readUInt64(key, at: 0))
-                        if chunk.count >= Self.chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
+                        if chunk.count >= chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
                             reachedEnd = false
                             return false
                         }
                         if let through, lsn > through {
-                            noteGap(before: lsn)
+                            noteGap(before: lsn, in: &chunk)
                             stopped = true
                             return false
                         }
@@ -108,30 +122,33 @@ final class LogFolder {
                         do throws(StoreError) {
                             record = try LogRecord.decode(bytes, expectedLSN: lsn)
                         } catch {
-                            noteGap(before: lsn)
-                            problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
+                            noteGap(before: lsn, in: &chunk)
+                            chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
                             lastSeen = lsn
                             return true
                         }
                         if case .time(let time) = point, ReplayPoint.isAfter(record.timestamp, time) {
                             // The missing records may be stamped before `time`: reported.
-                            noteGap(before: lsn)
+                            noteGap(before: lsn, in: &chunk)
                             stopped = true
                             return false
                         }
-                        noteGap(before: lsn)
+                        noteGap(before: lsn, in: &chunk)
                         if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
-                        chunk.append((record, bytes))
+                        chunk.append(record, bytes: bytes)
                         lastSeen = lsn
                         return true
                     }
-                    problems += try scratch.fold(chunk)
-                    if let visit { for entry in chunk { visit(entry.record) } }
-                    if let first = chunk.first, firstRecord == nil { firstRecord = (first.record.lsn, first.record.timestamp) }
-                    if let last = chunk.last { lastFolded = (last.record.lsn, last.record.timestamp) }
+                    if let visit { for record in chunk.records { visit(record) } }
+                    if let first = chunk.records.first, firstRecord == nil { firstRecord = (first.lsn, first.timestamp) }
+                    if let last = chunk.records.last { lastFolded = (last.lsn, last.timestamp) }
                     recordCount += chunk.count
+                    try pipeline.submit(chunk)
                     if stopped || reachedEnd {
                         finished = true
+                        // Every chunk folded before `atEnd` looks at the scratch state, inside
+                        // the read transaction that reached the end.
+                        problems += try pipeline.finish()
                         if reachedEnd, !stopped, let atEnd { try atEnd(txn) }
                     }
                 }
@@ -141,8 +158,9 @@ final class LogFolder {
         }
     }
 
-    /// Records a missing range before `lsn` that reaches into the range folded.
-    private func noteGap(before lsn: LSN) {
-        if let gap = continuity.take(lsn) { problems.append(gap) }
+    /// Records, with the chunk it precedes (so problems stay in log order), a missing range
+    /// before `lsn` that reaches into the range folded.
+    private func noteGap(before lsn: LSN, in chunk: inout FoldChunk) {
+        if let gap = continuity.take(lsn) { chunk.problems.append(gap) }
     }
 }

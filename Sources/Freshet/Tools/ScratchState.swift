@@ -24,49 +24,54 @@ final class ScratchState {
         }
     }
 
-    /// Folds `records` as one change set, keeping the bytes of `mutationProposed` records in
+    /// Folds `chunk` as one change set, keeping the bytes of its `mutationProposed` records in
     /// the scratch log (the only ones the fold reads back), then records the last LSN in
-    /// `meta` as the store's writer does.
+    /// `meta` as the store's writer does. Returns the records that did not fold as problems
+    /// (not `chunk.problems`, which the caller reports).
     ///
     /// A record the fold refuses (a confirmation whose proposal was unreadable, say) does not
     /// stop the replay: the chunk is undone and folded again with each record on its own
     /// (a nested change set, as the LMDB scratch store did with nested transactions), and
     /// the refused ones are returned as problems.
-    func fold(_ records: [(record: LogRecord, bytes: [UInt8])]) throws(StoreError) -> [StoreProblem] {
-        guard let last = records.last else { return [] }
+    func fold(_ chunk: FoldChunk) throws(StoreError) -> [StoreProblem] {
+        guard let last = chunk.records.last else { return [] }
         let wholeChunkFailure: any Error
         do {
-            return try write(records, last: last.record.lsn, isolated: false)
+            return try write(chunk, last: last.lsn, isolated: false)
         } catch {
             wholeChunkFailure = error
         }
         do {
-            return try write(records, last: last.record.lsn, isolated: true)
+            return try write(chunk, last: last.lsn, isolated: true)
         } catch {
-            throw StoreError(error, doing: "folding LSN \(records[0].record.lsn)…\(last.record.lsn) into the scratch state (first: \(wholeChunkFailure))")
+            throw StoreError(error, doing: "folding LSN \(chunk.records[0].lsn)…\(last.lsn) into the scratch state (first: \(wholeChunkFailure))")
         }
     }
 
-    private func write(_ records: [(record: LogRecord, bytes: [UInt8])], last: LSN, isolated: Bool) throws -> [StoreProblem] {
+    private func write(_ chunk: FoldChunk, last: LSN, isolated: Bool) throws -> [StoreProblem] {
         // SyncMarks decoded once and written once per chunk, as the store's writer does per commit.
         let marks = SyncMarkCache()
         let folding = MaterializedState(dbs: state.dbs, marks: marks)
         let tables = self.tables
+        let log = state.dbs.log
         var problems: [StoreProblem] = []
+        var proposal = 0
         tables.begin()
         do {
             // Records are read in place from the chunk (not copied out, which retained every
             // field of every record).
-            try records.withUnsafeBufferPointer { records in
+            try chunk.records.withUnsafeBufferPointer { records in
                 for i in records.indices {
                     func apply() throws {
                         // The fold and the pending overlay read back only proposals from the log
                         // (a confirmation or rollback finds its proposal by LSN): the scratch log
                         // keeps those and nothing else.
-                        if case .mutationProposed = records[i].record.event {
-                            try tables.put(state.dbs.log, key: records[i].record.lsn.keyBytes, value: records[i].bytes, append: true)
+                        if case .mutationProposed = records[i].event {
+                            // Counted before the put, so a record that fails still uses its own bytes.
+                            proposal += 1
+                            try tables.put(log, key: records[i].lsn.keyBytes, value: chunk.proposals[proposal - 1], append: true)
                         }
-                        try Fold.apply(records[i].record, to: folding, in: tables)
+                        try Fold.apply(records[i], to: folding, in: tables)
                     }
                     if isolated {
                         let saved = marks.checkpoint()
@@ -76,7 +81,7 @@ final class ScratchState {
                         } catch {
                             tables.rollback(to: savepoint)
                             marks.restore(saved)
-                            let record = records[i].record
+                            let record = records[i]
                             problems.append(StoreProblem(database: "log", collection: record.collection, lsn: record.lsn,
                                                          message: "\(record.kind.name) does not fold: \(StoreError(error, doing: "folding").message)"))
                         }

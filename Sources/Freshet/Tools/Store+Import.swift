@@ -19,12 +19,17 @@ extension Store {
     /// sets `meta.checkpoint`).
     ///
     /// Every line is checked before anything is written; the directory must not exist or be
-    /// empty (an existing store is never written into). The store is closed when this returns.
+    /// empty (an existing store is never written into). What only the fold can refuse (a
+    /// `mutationConfirmed` of a mutation never proposed) is found while writing: then the
+    /// store files and the directories this call created (mode 0700, as ``Store`` creates
+    /// one) are removed again, so the directory is as it was. The store is closed when this
+    /// returns. Times must lie in the years 0001 to 9999.
     ///
     /// - Parameter through: the last LSN to import; later lines are checked but not imported.
     /// - Returns: the records imported and the last LSN.
-    /// - Throws: ``ToolError/invalidLine`` (not JSON, a missing or mistyped field, LSNs not
-    ///   increasing, an event the store would refuse — the message names the line),
+    /// - Throws: ``ToolError/invalidLine`` (not JSON, a missing or mistyped field, `micros`
+    ///   outside the years 0001 to 9999, LSNs not increasing, an event the store or its fold
+    ///   would refuse — the message names the line),
     ///   ``ToolError/unknownKind``, ``ToolError/missingRecords`` (LSNs missing where no
     ///   checkpoint in the file accounts for them: the rule `verify` applies, ``LSNContinuity``;
     ///   the file may start at any LSN), ``ToolError/pastEnd`` (`through` after the file's last
@@ -35,6 +40,8 @@ extension Store {
     @discardableResult
     public static func importLog(lines: some Sequence<String>, into directory: URL, through: LSN? = nil) throws(ToolError) -> (records: Int, lastLSN: LSN) {
         var records: [LogRecord] = []
+        // The line of each record in `records`: a refusal found while folding names it.
+        var recordLines: [Int] = []
         var lineNumber = 0
         // Every record's LSN and line, the ones after `through` too: the gap check reads the whole file.
         var parsed: [(lsn: LSN, line: Int)] = []
@@ -55,6 +62,7 @@ extension Store {
                 continue
             }
             records.append(record)
+            recordLines.append(lineNumber)
         }
         // The latest checkpoint is the starting state (docs/log-format.md §6.12, §13.2): its
         // entries are loaded, records up to its throughLSN (the kept proposals) only stored,
@@ -91,13 +99,31 @@ extension Store {
         defer { lock.release() }
         do {
             guard try FileManager.default.contentsOfDirectory(atPath: path).isEmpty else {
+                lock.removeCreatedDirectories()
                 throw ToolError(.notEmpty, "\(shown) is not empty: another import wrote a store there meanwhile; nothing was written")
             }
         } catch let error as ToolError {
             throw error
         } catch {
+            lock.removeCreatedDirectories()
             throw ToolError(StoreError(.storage, "cannot list \(shown): \(error.localizedDescription)"))
         }
+        do {
+            try build(records, lines: recordLines, checkpoint: checkpoint, in: directory, shownAs: shown)
+        } catch {
+            // A refusal only the fold finds (a confirmation of a mutation never proposed):
+            // what this import made is removed, so a retry finds the directory as it was.
+            if error.code != .notEmpty { lock.removeStore() }
+            throw error
+        }
+        return (records.count, records.last?.lsn ?? .zero)
+    }
+
+    /// Creates the store in `directory` (empty, locked by the caller) and writes `records`,
+    /// folding them as a live append would; closes the store.
+    /// - Throws: ``ToolError/invalidLine`` naming the line when the fold refuses a record,
+    ///   ``ToolError/notEmpty`` when another import's records are there, ``ToolError/store``.
+    private static func build(_ records: [LogRecord], lines: [Int], checkpoint: Event.Checkpoint?, in directory: URL, shownAs shown: String) throws(ToolError) {
         var configuration = Configuration(durability: .full)
         configuration.sendsMutations = false
         let store: Store
@@ -110,7 +136,7 @@ extension Store {
         do {
             var start = 0
             while start < records.count {
-                let chunk = records[start..<min(start + LogFolder.chunkSize, records.count)]
+                let range = start..<min(start + LogFolder.chunkSize, records.count)
                 try store.env.write { txn in
                     // LMDB lets one write transaction run at a time: a second import racing
                     // into the same directory finds the first one's records here.
@@ -118,19 +144,23 @@ extension Store {
                         throw ToolError(.notEmpty, "\(shown) is not empty: another import wrote a store there meanwhile; nothing was written")
                     }
                     if start == 0, let checkpoint { try store.state.dbs.load(checkpoint, in: txn) }
-                    for record in chunk {
+                    for i in range {
+                        let record = records[i]
                         try txn.put(store.state.dbs.log, key: record.lsn.keyBytes, value: record.encoded(), append: true)
                         if let checkpoint, record.lsn <= checkpoint.throughLSN { continue }
-                        try Fold.apply(record, to: store.state, in: txn)
+                        do {
+                            try Fold.apply(record, to: store.state, in: txn)
+                        } catch let error as StoreError where error.code == .invalidEvent {
+                            throw ToolError(.invalidLine, "line \(lines[i]): \(error.message); no store was created")
+                        }
                     }
-                    if let last = chunk.last { try txn.put(store.state.dbs.meta, key: MetaKey.lastLSN, value: last.lsn.keyBytes) }
+                    if let last = range.last { try txn.put(store.state.dbs.meta, key: MetaKey.lastLSN, value: records[last].lsn.keyBytes) }
                 }
-                start += chunk.count
+                start = range.upperBound
             }
         } catch {
             throw ToolError.wrapping(error, doing: "importing into \(shown)")
         }
-        return (records.count, records.last?.lsn ?? .zero)
     }
 
     /// Refuses a log with LSNs missing where no checkpoint in it accounts for them, by the rule
@@ -146,6 +176,10 @@ extension Store {
             }
         }
     }
+
+    /// 0001-01-01T00:00:00.000000Z and 9999-12-31T23:59:59.999999Z in microseconds since 1970.
+    static let firstMicros = -62_135_596_800_000_000
+    static let lastMicros = 253_402_300_799_999_999
 
     /// One JSON Lines line as a record, checked as a live append would be.
     static func parseLine(_ text: String, number: Int) throws(ToolError) -> LogRecord {
@@ -163,6 +197,11 @@ extension Store {
         }
         guard let lsn = try o.optionalUInt("lsn"), lsn > 0 else { throw o.error("lsn must be a whole number from 1") }
         let micros = try o.int("micros")
+        // Years 0001 to 9999 (ISO 8601's four-digit years, which every tool prints): a time
+        // outside them is refused here rather than printed as a year no reader parses.
+        guard (Self.firstMicros...Self.lastMicros).contains(micros) else {
+            throw o.error("micros \(micros) is outside the years 0001 to 9999 (\(Self.firstMicros) ... \(Self.lastMicros))")
+        }
         let collection = try o.string("collection")
         let event = try EventJSON.event(kind: kind, o.object("event"))
         if case .checkpoint(let c) = event {

@@ -8,12 +8,17 @@ struct MapGrowthTests {
     /// 200 rows of about 10 KB each: about 2 MB, eight times a 256 KiB map.
     static let bigRows = (0..<200).map { i in Row(id: "r\(i)", json: Data(#"{"i":\#(i),"pad":"\#(String(repeating: "p", count: 10_000))"}"#.utf8)) }
 
-    @Test("a write that finds the map full grows it (up to maxMapSize) and succeeds")
-    func growsTheMap() async throws {
+    /// A 256 KiB map that may grow to 16 MiB: ``bigRows`` fill it eight times over.
+    static var growing: Configuration {
         var configuration = Configuration.test()
         configuration.mapSize = 1 << 18
         configuration.maxMapSize = 1 << 24
-        try await withTemporaryStore(configuration: configuration) { store in
+        return configuration
+    }
+
+    @Test("a write that finds the map full grows it (up to maxMapSize) and succeeds")
+    func growsTheMap() async throws {
+        try await withTemporaryStore(configuration: Self.growing) { store in
             for row in Self.bigRows {
                 try await store.localWrite("big", [.upsert(row)])
             }

@@ -12,7 +12,7 @@ struct MemoryTablesTests {
         (0..<Int.random(in: 1...5, using: &g)).map { _ in UInt8.random(in: 0...3, using: &g) * 60 }
     }
 
-    @Test("5,000 random puts, deletes and walks give what an LMDB transaction gives, forwards and backwards from any key")
+    @Test("5,000 random puts (some written in place, some larger than a page), deletes and walks give what an LMDB transaction gives, forwards and backwards from any key")
     func sameAsLMDB() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tests-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -28,9 +28,15 @@ struct MemoryTablesTests {
                     let key = Self.key(&g)
                     let value = [UInt8(truncatingIfNeeded: step), UInt8(truncatingIfNeeded: step >> 8)]
                     switch Int.random(in: 0..<10, using: &g) {
-                    case 0..<5:
+                    case 0..<4:
                         try txn.put(db, key: key, value: value)
                         try memory.put(db, key: key, value: value)
+                    case 4:
+                        // Written in place (MDB_RESERVE), sometimes larger than a page (an overflow page).
+                        let reserved = value + [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: step % 3 == 0 ? 5_000 : 1)
+                        func fill(_ out: UnsafeMutableRawBufferPointer) { reserved.withUnsafeBytes { out.copyMemory(from: $0) } }
+                        try txn.put(db, key: key, reserving: reserved.count, fill)
+                        try memory.put(db, key: key, reserving: reserved.count, fill)
                     case 5:
                         var lmdbRefused = false
                         var memoryRefused = false
@@ -106,47 +112,103 @@ struct MemoryTablesTests {
             #expect(table.value(key) == reference[key])
         }
         #expect(table.count == reference.count)
-        var walked: [[UInt8]] = []
-        table.forEach(from: nil, reverse: false) { k, v in
-            walked.append(Array(k) + [0xFF] + Array(v))
-            return true
-        }
-        let sorted = reference.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        #expect(walked == sorted.map { $0 + [0xFF] + reference[$0]! })
-        #expect(table.lastKey == sorted.last)
+        let (walked, expected) = Self.walk(table, reference)
+        #expect(walked == expected)
+        #expect(table.lastKey == reference.keys.sorted { $0.lexicographicallyPrecedes($1) }.last)
     }
 
     @Test("the hash index finds every entry when all hashes collide or wrap around the slot array, after removals in any order")
     func collidingHashes() {
         var g = DamagedFileTests.SplitMix(state: 5)
         // Three hashes only; the slot array starts at 16 slots, so a hash whose home is 15
-        // wraps, and one whose home is 14 runs into it.
-        let hashes: [UInt64] = [15 << 32, 14 << 32, 0xFFFF_FFFF_0000_0000]
+        // wraps, and one whose home is 14 runs into it (the home is the hash's upper 24 bits).
+        // The payloads stand for entries.
+        let hashes: [UInt64] = [15 << 40, 14 << 40, 0xFFFF_FF00_0000_0000]
         var index = ByteHashIndex()
         var present: [Int32: UInt64] = [:]
         var removed: [Int32] = []
         for entry in Int32(0)..<300 {
             let hash = hashes[Int(entry) % hashes.count]
-            index.insert(entry, hash: hash)
+            index.insert(UInt64(entry), hash: hash)
             present[entry] = hash
         }
         for entry in present.keys.sorted().shuffled(using: &g).prefix(200) {
-            index.remove(entry, hash: present[entry]!)
+            index.remove(UInt64(entry), hash: present[entry]!)
             present[entry] = nil
             removed.append(entry)
             if entry % 3 == 0 {
                 let again = entry + 1_000
-                index.insert(again, hash: hashes[1])
+                index.insert(UInt64(again), hash: hashes[1])
                 present[again] = hashes[1]
             }
         }
         #expect(index.count == present.count)
         for (entry, hash) in present {
-            #expect(index.find(hash: hash) { $0 == entry } == entry, "entry \(entry)")
+            #expect(index.find(hash: hash) { $0 == UInt64(entry) }?.payload == UInt64(entry), "entry \(entry)")
         }
         for entry in removed {
-            #expect(index.find(hash: hashes[Int(entry) % hashes.count]) { $0 == entry } == nil, "removed entry \(entry)")
+            #expect(index.find(hash: hashes[Int(entry) % hashes.count]) { $0 == UInt64(entry) } == nil, "removed entry \(entry)")
         }
+    }
+
+    @Test("a value replaced by one of the same length is overwritten in place; one of another length moves to a new record of the arena")
+    func arenaReplacement() {
+        var table = OrderedTable()
+        #expect(table.set([1, 2, 3], Array(repeating: 9, count: 10)) == nil)
+        // A record: entry number, key length, value length (4 bytes each), key, value.
+        #expect(table.arenaBytes == 12 + 3 + 10)
+        #expect(table.set([1, 2, 3], Array(0..<10)) == Array(repeating: 9, count: 10))
+        #expect(table.arenaBytes == 25)
+        #expect(table.value([1, 2, 3]) == Array(0..<10))
+        #expect(table.set([1, 2, 3], [7]) == Array(0..<10))
+        #expect(table.arenaBytes == 25 + 12 + 3 + 1)
+        #expect(table.set([1, 2], []) == nil)
+        #expect(table.value([1, 2]) == [])
+        #expect(table.value([1, 2, 3]) == [7])
+        #expect(table.value([1]) == nil)
+        #expect(table.count == 2)
+    }
+
+    @Test("40 rounds of puts of random lengths and removals over 500 keys: every value exact, the arena compacted and never more than twice the live bytes")
+    func arenaCompaction() {
+        var table = OrderedTable()
+        var reference: [[UInt8]: [UInt8]] = [:]
+        var g = DamagedFileTests.SplitMix(state: 34)
+        let keys: [[UInt8]] = (0..<500).map { i in [UInt8(i >> 8), UInt8(i & 0xFF), 7] }
+        var shrank = 0
+        for round in 0..<40 {
+            for key in keys {
+                let before = table.arenaBytes
+                if Int.random(in: 0..<4, using: &g) == 0 {
+                    #expect(table.remove(key) == reference.removeValue(forKey: key), "remove in round \(round)")
+                } else {
+                    let value = (0..<Int.random(in: 0...64, using: &g)).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+                    // Read first, as the fold does before it replaces a row.
+                    #expect(table.value(key) == reference[key])
+                    #expect(table.set(key, value) == reference.updateValue(value, forKey: key), "set in round \(round)")
+                }
+                if table.arenaBytes < before { shrank += 1 }
+                let live = reference.reduce(0) { $0 + 12 + $1.key.count + $1.value.count }
+                #expect(table.arenaBytes <= max(2 * live, live + 4096), "arena \(table.arenaBytes) bytes for \(live) live in round \(round)")
+            }
+            for key in keys { #expect(table.value(key) == reference[key], "round \(round)") }
+            #expect(table.count == reference.count)
+        }
+        #expect(shrank > 0, "the arena was never compacted")
+        let (walked, expected) = Self.walk(table, reference)
+        #expect(walked == expected)
+    }
+
+    /// The table's entries walked in key order, and the reference's sorted as LMDB sorts
+    /// them, each as key + 0xFF + value.
+    static func walk(_ table: OrderedTable, _ reference: [[UInt8]: [UInt8]]) -> (walked: [[UInt8]], expected: [[UInt8]]) {
+        var walked: [[UInt8]] = []
+        table.forEach(from: nil, reverse: false) { k, v in
+            walked.append(Array(k) + [0xFF] + Array(v))
+            return true
+        }
+        let sorted = reference.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        return (walked, sorted.map { $0 + [0xFF] + reference[$0]! })
     }
 
     /// Empty memory tables addressed by the handles of a throwaway store.

@@ -66,7 +66,7 @@ extension LogToolTests {
                     "pending mutations: none",
                 ])
                 let stats = runTool(["stats", directory.path])
-                #expect(stats.stdout.last == #"  todo\u{202E}s  2 records  253 log bytes  1 rows  35 row bytes"#)
+                #expect(stats.stdout.last == #"  todo\u{202E}s  2 records  253 log bytes  1 row  35 row bytes"#)
                 let why = runTool(["why", directory.path, "todo\u{202E}s"])
                 #expect(why.status == 0)
                 #expect(why.stdout.first == #"todo\u{202E}s: failing since 2026-12-01T03:20:58.900Z (LSN 2): 1 failed attempt, last crossOrigin: next URL http://ev\u{1B}]0;pwned\u{7}il:8080/list is on another origin; showing rows last synced at 2026-12-01T03:20:58.464Z"#)
