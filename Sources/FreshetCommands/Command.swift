@@ -316,8 +316,11 @@ public enum Command: Equatable, Sendable {
         }
     }
 
-    /// An ISO 8601 time with a zone (`2026-01-01T00:00:05Z`, fractional seconds allowed).
+    /// An ISO 8601 time with a zone (`2026-01-01T00:00:05Z`, fractional seconds allowed) that
+    /// names a real moment (``calendarProblem(in:)``: no February 30, no second 60).
     private static func time(_ text: String, option: String) throws(UsageError) -> Date {
+        let refusal = "\(option) needs an ISO 8601 time such as 2026-01-01T00:00:05Z, got \(text.debugDescription)"
+        if let problem = calendarProblem(in: text) { throw UsageError(message: "\(refusal): \(problem)") }
         for style in [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()] {
             do {
                 // 0.4 µs later: the same microsecond, but the formatter (which truncates the
@@ -327,6 +330,6 @@ public enum Command: Equatable, Sendable {
                 continue
             }
         }
-        throw UsageError(message: "\(option) needs an ISO 8601 time such as 2026-01-01T00:00:05Z, got \(text.debugDescription)")
+        throw UsageError(message: refusal)
     }
 }

@@ -104,6 +104,7 @@ final class Watchdog {
         Task { @MainActor [self] in
             try await Task.sleep(for: limit)
             FileHandle.standardError.write(Data("demo: step \(step.debugDescription) did not finish within \(limit); stopping\n".utf8))
+            StopOnSignal.watch(nil)
             server?.stop()
             exit(1)
         }
@@ -323,6 +324,7 @@ func run(_ watchdog: Watchdog) async throws {
     if FileManager.default.fileExists(atPath: requestLog.path) { try FileManager.default.removeItem(at: requestLog) }
     let server = try FixtureServer.start(requestLog: requestLog)
     watchdog.server = server
+    StopOnSignal.watch(server.process)
     print("Fixture server (real PokeAPI data, 151 pokemon; JSONPlaceholder) on \(server.baseURL.absoluteString)")
     print("Store: \(storeURL.path)\n")
 
@@ -359,6 +361,7 @@ func run(_ watchdog: Watchdog) async throws {
     watchdog.step = "8 (offline relaunch)"
 
     print("\n8. The server goes away; the app relaunches offline.")
+    StopOnSignal.watch(nil)
     server.stop()
     live.close()
     store = nil
@@ -381,6 +384,8 @@ func run(_ watchdog: Watchdog) async throws {
     print("Inspect the log:  swift run -c release freshet dump demo-store   (or: make freshet ARGS=\"dump demo-store\")")
 }
 
+checkArguments(Array(CommandLine.arguments.dropFirst()))
+StopOnSignal.install()
 do {
     try await run(Watchdog(limit: .seconds(60)))
 } catch {

@@ -6,12 +6,15 @@ struct DifferenceNamer {
     /// The replayed SyncMarks, by collection: they say which LSN last wrote a collection.
     let replayedMarks: [String: SyncMark]
 
-    func name(database: String, key: [UInt8], stored: [UInt8]?, replayed: [UInt8]?) -> StoreProblem {
-        let what: String = switch (stored, replayed) {
+    /// - Parameter override: the message to use instead of the one `stored` and `replayed`
+    ///   imply (a failed key lookup); what names the key (page and index, mutation, meta key) is
+    ///   still appended.
+    func name(database: String, key: [UInt8], stored: [UInt8]?, replayed: [UInt8]?, message override: String? = nil) -> StoreProblem {
+        let what: String = if let override { override } else { switch (stored, replayed) {
         case (nil, _): "missing: the replay has this entry, the store does not"
         case (_, nil): "stored, but the replay has no such entry"
         default: "stored value differs from the replay"
-        }
+        } }
         var problem = StoreProblem(database: database, message: what)
         switch database {
         case "rows":
@@ -48,7 +51,7 @@ struct DifferenceNamer {
         case "meta":
             let name = String(decoding: key, as: UTF8.self)
             problem.message += " (\(name))"
-            if key == MetaKey.lastLSN, let s = stored, let r = replayed, s.count == 8, r.count == 8 {
+            if override == nil, key == MetaKey.lastLSN, let s = stored, let r = replayed, s.count == 8, r.count == 8 {
                 let storedLSN = LSN(s.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
                 let replayedLSN = LSN(r.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
                 problem.lsn = replayedLSN
@@ -56,6 +59,8 @@ struct DifferenceNamer {
                     ? "the store says LSNs were assigned up to \(storedLSN), the log ends at \(replayedLSN): records after \(replayedLSN) are missing"
                     : "the store says its last LSN is \(storedLSN), the log goes on to \(replayedLSN)"
             }
+        case "log":
+            if key.count == 8 { problem.lsn = LSN(key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
         default:
             break
         }

@@ -57,7 +57,7 @@ extension LogFolder {
     }
 
     /// Refuses a replay point the compacted log can no longer reach: an LSN before the
-    /// checkpoint's `throughLSN`, or a time before its `throughTime`.
+    /// checkpoint's `throughLSN`, or a time before the millisecond of its `throughTime`.
     /// - Throws: ``ToolError/beforeCheckpoint``, naming the checkpoint.
     func checkReachable(_ point: ReplayPoint) throws(ToolError) {
         guard let checkpoint else { return }
@@ -66,10 +66,25 @@ extension LogFolder {
             return
         case .lsn(let lsn) where lsn < checkpoint.throughLSN:
             throw ToolError(.beforeCheckpoint, "LSN \(lsn) is before the \(checkpoint) of \(store.displayPath): compaction removed the records up to LSN \(checkpoint.throughLSN); ask for LSN \(checkpoint.throughLSN) or later")
-        case .time(let time) where time < checkpoint.throughTime:
+        // At the millisecond the tools print, as `--at` compares records (ReplayPoint.isAfter):
+        // the through-time copied from the checkpoint's description reaches its state, as
+        // `--to throughLSN` does (trial finding 7).
+        case .time(let time) where ReplayPoint.isAfter(checkpoint.throughTime, time):
             throw ToolError(.beforeCheckpoint, "\(LogRecord.iso8601(time)) is before the \(checkpoint) of \(store.displayPath): compaction removed the history before it")
         default:
             return
         }
+    }
+
+    /// The time of the last event folded, at which `replay` and `why` judge statuses when no
+    /// time is asked for: the last folded record's, except that a checkpoint record stands for
+    /// the state through its `throughLSN`, so it counts as its ``CheckpointInfo/throughTime``,
+    /// not as the time the compaction ran. A compaction then changes no status within the
+    /// window it keeps (trial finding 7; issue 8: compact → replay equals before). Nil before
+    /// anything was folded.
+    var lastEventTime: Date? {
+        guard let last = lastFolded else { return nil }
+        if let checkpoint, last.lsn == checkpoint.lsn { return checkpoint.throughTime }
+        return last.time
     }
 }

@@ -13,7 +13,9 @@ extension Store {
     ///
     /// - Parameters:
     ///   - collections: which collections to report (all are folded: a mutation may touch several).
-    ///   - policy: the freshness policy statuses are judged under; when nil, each collection's
+    ///   - policy: the freshness policy statuses are judged under (at the `--at` time, else at
+    ///     the time of the last event folded: a checkpoint counts as its through-time, so a
+    ///     compaction changes no status); when nil, each collection's
     ///     is the one its last refresh recorded (``ReadPolicy``), else the store's default.
     /// Unreadable records and missing LSNs are skipped and listed in ``Replay/problems``
     /// (``LSNContinuity``): `.lsn(4)` of a log missing LSN 4 replays through LSN 3.
@@ -42,7 +44,7 @@ extension Store {
             }
             let now: Date? = switch point {
             case .time(let time): time
-            default: folder.lastFolded?.time
+            default: folder.lastEventTime
             }
             let fallback = configuration.defaultFreshness
             let recorded = try folder.policies()

@@ -2,10 +2,11 @@ import Foundation
 
 extension Store {
     /// Explains why `collection` is fresh, stale, failing or empty at `point` (replayed from the
-    /// log, the store is only read), judged at `now` (nil: the time of the last record taken)
-    /// under `policy` when given, else under the policy the last refresh of the collection
-    /// recorded (``ReadPolicy``, in its `fetched`, `notModified` or `fetchFailed` record), else
-    /// (a log written before policies were recorded, or no refresh yet) under the store's
+    /// log, the store is only read), judged at `now` (nil: the time of the last event taken; a
+    /// checkpoint counts as its through-time, `LogFolder.lastEventTime`) under `policy` when
+    /// given, else under the policy the last refresh of the collection recorded (``ReadPolicy``,
+    /// in its `fetched`, `notModified` or `fetchFailed` record), else (a log written before
+    /// policies were recorded, or no refresh yet) under the store's
     /// ``Configuration/defaultFreshness``. ``Diagnosis/policySource`` says which.
     ///
     /// Unreadable records and missing LSNs are skipped and listed in ``Diagnosis/problems``:
@@ -35,7 +36,7 @@ extension Store {
         }
         let judgedAt: Date = now ?? {
             if case .time(let t) = point { return t }
-            return folder.lastFolded?.time ?? Date(timeIntervalSince1970: 0)
+            return folder.lastEventTime ?? Date(timeIntervalSince1970: 0)
         }()
         let policy: FreshnessPolicy
         let source: Diagnosis.PolicySource
@@ -79,6 +80,20 @@ extension Store {
         return "the revalidation of the loaded pages stopped before \(LogRecord.page(k, mark.pages[k].url)): the next refresh resumes there"
     }
 
+    /// When the current run of failures began, for `offline since …` / `failing since …`:
+    /// ` 2026-…Z (LSN 31)`. The first failure's record when the timeline holds the whole run;
+    /// else, when its record was compacted away (or is older than the timeline), what the
+    /// SyncMark kept: the last attempt's time and LSN (``SyncMark/lastAttemptAt``,
+    /// ``SyncMark/FailureInfo/lsn``) — exact for a run of one — and ` … or earlier` for a
+    /// longer run whose start is gone (trial finding 6: the verdict lost its time and LSN).
+    static func failingSince(mark: SyncMark, error: SyncMark.FailureInfo, timeline: [LogRecord]) -> String {
+        let failures = timeline.reversed().prefix { if case .fetchFailed = $0.event { true } else { false } }
+        let earliest = failures.last.map { ($0.timestamp, $0.lsn) } ?? mark.lastAttemptAt.map { ($0, error.lsn) }
+        guard let (time, lsn) = earliest else { return "" }
+        let whole = failures.count >= mark.consecutiveFailures || mark.consecutiveFailures == 1
+        return " \(LogRecord.iso8601(time)) (LSN \(lsn))\(whole ? "" : " or earlier")"
+    }
+
     /// The verdict, checked in the order ``Snapshot/Status-swift.enum/stored(rows:mark:policy:now:)`` checks.
     static func verdict(mark: SyncMark?, rows: Int, freshness: FreshnessVerdict, policy: FreshnessPolicy, timeline: [LogRecord]) -> (Diagnosis.Verdict, String) {
         func at(_ date: Date?, _ lsn: LSN?) -> String {
@@ -93,9 +108,7 @@ extension Store {
         }
         let lastSync = mark.validatedAt.map { "rows last synced at \(LogRecord.iso8601($0))" } ?? "no rows ever synced"
         if mark.consecutiveFailures > 0, let error = mark.lastError {
-            let failures = timeline.reversed().prefix { if case .fetchFailed = $0.event { true } else { false } }
-            let first = failures.last
-            let since = first.map { " \(LogRecord.iso8601($0.timestamp)) (LSN \($0.lsn))" } ?? ""
+            let since = failingSince(mark: mark, error: error, timeline: timeline)
             let offline = ["cannotConnect", "timedOut", "connectionLost"].contains(error.reason)
             let attempts = "\(mark.consecutiveFailures) failed attempt\(mark.consecutiveFailures == 1 ? "" : "s"), last \(error.reason)\(error.status.map { " \($0)" } ?? ""): \(error.message)"
             if offline {
