@@ -20,6 +20,10 @@ extension Command {
             return v
         }
         func at(_ i: Int, _ c: Character) -> Bool { i < b.count && b[i] == c.asciiValue }
+        // Years as the tools print and import accepts them: four digits, 0001 to 9999.
+        let yearDigits = b.prefix { $0 >= 48 && $0 <= 57 }.count
+        if yearDigits > 4, at(yearDigits, "-") { return "a year has four digits here (0001 to 9999)" }
+        if yearDigits == 4, number(0, 4) == 0, at(4, "-") { return "year 0000 does not exist (0001 to 9999)" }
         guard let year = number(0, 4), at(4, "-"), let month = number(5, 2), at(7, "-"), let day = number(8, 2), at(10, "T"),
               let hour = number(11, 2), at(13, ":"), let minute = number(14, 2), at(16, ":"), let second = number(17, 2)
         else { return nil }

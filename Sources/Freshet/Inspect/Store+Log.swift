@@ -37,11 +37,15 @@ extension Store {
                 var continuity = try missing.map { _ in
                     LSNContinuity(after: try Self.continuityFloor(before: from, dbs: state.dbs, in: txn), from: from, through: to)
                 }
+                var reachedEnd = true
                 try txn.forEach(state.dbs.log, from: from.keyBytes) { key, value in
                     guard key.count == 8 else { return true }
                     let lsn = LSN(Keys.readUInt64(key, at: 0))
                     if let gap = continuity?.take(lsn) { missing?(gap) }
-                    if let to, lsn > to { return false }
+                    if let to, lsn > to {
+                        reachedEnd = false
+                        return false
+                    }
                     let entry: LogEntry
                     do throws(StoreError) {
                         entry = .record(try LogRecord.decode(Array(value), expectedLSN: lsn))
@@ -49,8 +53,12 @@ extension Store {
                         entry = .unreadable(lsn: lsn, error: error)
                     }
                     if let collection, case .record(let r) = entry, r.collection != collection { return true }
-                    return try body(entry)
+                    if try body(entry) { return true }
+                    reachedEnd = false
+                    return false
                 }
+                // Records lost at the end of the log: `meta.lastLSN` still counts them.
+                if reachedEnd, let gap = try continuity?.end(assigned: state.dbs.lastLSN(in: txn)) { missing?(gap) }
             }
         } catch let error as LMDBError {
             throw StoreError(error, doing: "reading the log")

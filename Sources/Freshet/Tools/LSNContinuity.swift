@@ -45,4 +45,20 @@ struct LSNContinuity {
         let missing = first == end ? "LSN \(first) is missing" : "LSNs \(first)…\(end) are missing"
         return StoreProblem(database: "log", lsn: first, message: "\(missing): the log jumps from \(previous) to \(lsn)")
     }
+
+    /// Takes the end of the log: `assigned` is the last LSN the store has assigned
+    /// (``StoreDatabases/lastLSN(in:)``, read in the transaction that reached the end). LSNs
+    /// after the last one taken, up to `assigned`, are missing records at the end of the log
+    /// (the last records lost, `meta.lastLSN` still counting them): one ``StoreProblem``
+    /// `LSN 30 is missing: the log ends at 29, the store assigned LSNs up to 30`, when it
+    /// reaches into the range; nil otherwise.
+    mutating func end(assigned: LSN) -> StoreProblem? {
+        guard assigned > last else { return nil }
+        let previous = last
+        last = assigned
+        let first = previous.next
+        guard assigned >= from, through.map({ first <= $0 }) ?? true else { return nil }
+        let missing = first == assigned ? "LSN \(first) is missing" : "LSNs \(first)…\(assigned) are missing"
+        return StoreProblem(database: "log", lsn: first, message: "\(missing): the log ends at \(previous), the store assigned LSNs up to \(assigned)")
+    }
 }

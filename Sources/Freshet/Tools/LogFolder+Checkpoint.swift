@@ -47,7 +47,8 @@ extension LogFolder {
     /// - Throws: ``ToolError/pastEnd`` for an LSN after the last record, naming it and the
     ///   last LSN; ``ToolError/beforeCheckpoint``.
     func reachablePoint(_ requested: ReplayPoint) throws -> ReplayPoint {
-        let last = try sourceLastLSN()
+        // The last LSN assigned: records lost at the end of the log are missing, not past it.
+        let last = try Self.logEnd(of: store).assigned
         let point: ReplayPoint = if case .end = requested, last > .zero { .lsn(last) } else { requested }
         if case .lsn(let lsn) = point, lsn > last {
             throw ToolError(.pastEnd, "LSN \(lsn) is past the end of the log of \(store.displayPath) (last LSN \(last))")

@@ -53,6 +53,24 @@ final class LogFolder {
         try Self.lastLSN(of: store)
     }
 
+    /// The last LSN of `store`'s log now and the last LSN the store has assigned
+    /// (``StoreDatabases/lastLSN(in:)``: larger when records at the end were lost), read in
+    /// one transaction.
+    static func logEnd(of store: Store) throws(StoreError) -> (last: LSN, assigned: LSN) {
+        do {
+            return try store.env.read { txn in
+                var last = LSN.zero
+                try txn.forEach(store.state.dbs.log, reverse: true) { key, _ in
+                    if key.count == 8 { last = LSN(Keys.readUInt64(key, at: 0)) }
+                    return false
+                }
+                return (last, try store.state.dbs.lastLSN(in: txn))
+            }
+        } catch {
+            throw StoreError(error, doing: "reading the log of \(store.displayPath)")
+        }
+    }
+
     /// The last LSN of `store`'s log now (``LSN/zero`` when empty), read in its own transaction.
     static func lastLSN(of store: Store) throws(StoreError) -> LSN {
         do {
@@ -149,6 +167,8 @@ final class LogFolder {
                         // Every chunk folded before `atEnd` looks at the scratch state, inside
                         // the read transaction that reached the end.
                         problems += try pipeline.finish()
+                        // Records lost at the end of the log: `meta.lastLSN` still counts them.
+                        if reachedEnd, !stopped, let gap = continuity.end(assigned: try store.state.dbs.lastLSN(in: txn)) { problems.append(gap) }
                         if reachedEnd, !stopped, let atEnd { try atEnd(txn) }
                     }
                 }

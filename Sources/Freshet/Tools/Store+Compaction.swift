@@ -81,8 +81,14 @@ extension Store {
             if folded % interval == 0 { progress?(CompactionProgress(phase: .folding, done: folded, total: total)) }
         })
         progress?(CompactionProgress(phase: .folding, done: folded, total: total))
-        if let problem = folder.problems.first {
-            let n = folder.problems.count
+        var problems = folder.problems
+        // Records lost at the end of the log, when the checkpoint would cover up to its last
+        // record: its LSN would jump over them for good.
+        let end = try LogFolder.logEnd(of: self)
+        var tail = LSNContinuity(after: through)
+        if end.last == through, let gap = tail.end(assigned: end.assigned) { problems.append(gap) }
+        if let problem = problems.first {
+            let n = problems.count
             throw StoreError(.corruptRecord, "nothing was removed: \(n) problem\(n == 1 ? "" : "s") in the records to be covered, first: \(problem); run `freshet verify`", lsn: problem.lsn)
         }
         guard let last = folder.lastFolded, last.lsn == through else {

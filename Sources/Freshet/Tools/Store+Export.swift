@@ -25,7 +25,7 @@ extension Store {
         do {
             try checkOpen()
             // The end when the export starts: a live store's later appends are left out.
-            let end = try LogFolder.lastLSN(of: self)
+            let (end, assigned) = try LogFolder.logEnd(of: self)
             var continuity = LSNContinuity(after: try env.read { txn in try Self.continuityFloor(before: from, dbs: state.dbs, in: txn) }, from: from)
             while !done, next <= end {
                 done = true
@@ -56,6 +56,8 @@ extension Store {
                     written += 1
                 }
             }
+            // Records lost at the end of the log (`meta.lastLSN` still counts them).
+            if let gap = continuity.end(assigned: assigned) { missing.append(gap) }
         } catch {
             throw ToolError.wrapping(error, doing: "exporting \(displayPath)")
         }

@@ -16,7 +16,7 @@ extension Store {
             var next = LSN(1)
             var done = false
             // The end when `stats` starts: a live store's later appends are left out.
-            let end = try LogFolder.lastLSN(of: self)
+            let (end, assigned) = try LogFolder.logEnd(of: self)
             // Gaps after the latest checkpoint's throughLSN are problems (LSNContinuity).
             var continuity = LSNContinuity(after: try latestCheckpoint()?.throughLSN ?? .zero)
             while !done, next <= end {
@@ -50,6 +50,8 @@ extension Store {
                     }
                 }
             }
+            // Records lost at the end of the log (`meta.lastLSN` still counts them).
+            if let gap = continuity.end(assigned: assigned) { stats.missingRecords.append(gap) }
             try env.read { txn in
                 try txn.forEach(state.dbs.rows) { key, value in
                     guard let (name, _) = DifferenceNamer.split(Array(key)) else { return true }

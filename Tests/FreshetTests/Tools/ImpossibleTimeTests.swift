@@ -19,6 +19,9 @@ struct ImpossibleTimeTests {
         ("2026-13-01T22:23:18Z", "month 13 does not exist (1 to 12)"),
         ("2026-00-01T22:23:18Z", "month 0 does not exist (1 to 12)"),
         ("2026-12-01T22:23:18+24:00", "zone offset +24:00 does not exist"),
+        ("10000-01-01T00:00:00Z", "a year has four digits here (0001 to 9999)"),
+        ("99999-01-01T00:00:00Z", "a year has four digits here (0001 to 9999)"),
+        ("0000-01-01T00:00:00Z", "year 0000 does not exist (0001 to 9999)"),
     ])
     func refused(time: String, reason: String) {
         let message = "--at \(Self.refusal) \(time.debugDescription): \(reason)"

@@ -234,3 +234,39 @@ extension LogToolTests.NewUserTrialTests {
         }
     }
 }
+
+extension LogToolTests.NewUserTrialTests {
+    @Test("the last record lost (meta.lastLSN still counts it): dump, export, stats, replay and why name it and exit 1; compact refuses and removes nothing")
+    func lostLastRecord() async throws {
+        try await withGaps(Self.fiveRecords, missing: [5]) { directory in
+            let path = directory.path
+            let tail = "log · LSN 5: LSN 5 is missing: the log ends at 4, the store assigned LSNs up to 5"
+            let dump = runTool(["dump", path])
+            #expect(dump.status == 1)
+            #expect(dump.stdout.count == 4)
+            #expect(dump.stderr == ["freshet: \(path): \(tail)"])
+            #expect(runTool(["dump", path, "--to", "5"]).stderr == ["freshet: \(path): \(tail)"])
+            #expect(runTool(["dump", path, "--to", "4"]) == ToolRun(status: 0, stdout: dump.stdout, stderr: []))
+            let export = runTool(["export", path])
+            #expect(export.status == 1)
+            #expect(export.stdout.count == 4)
+            #expect(export.stderr == ["freshet: \(path): \(tail)"])
+            #expect(runTool(["export", path, "--from", "5"]) == ToolRun(status: 1, stdout: [], stderr: ["freshet: \(path): \(tail)"]))
+            let stats = runTool(["stats", path])
+            #expect(stats.status == 1)
+            #expect(stats.stderr == ["freshet: \(path): \(tail)"])
+            let replay = runTool(["replay", path])
+            #expect(replay.status == 1)
+            #expect(replay.stderr == ["freshet: skipped: \(tail)"])
+            // `--to 5` is the missing record, not past the end.
+            #expect(runTool(["replay", path, "--to", "5"]).stderr == ["freshet: skipped: \(tail)"])
+            let why = runTool(["why", path, "a"])
+            #expect(why.status == 1)
+            #expect(why.stderr == ["freshet: skipped: \(tail)"])
+            let compact = runTool(["compact", path, "--keep", "0s"])
+            #expect(compact.status == 1)
+            #expect(compact.stderr == ["freshet: nothing was removed: 1 problem in the records to be covered, first: \(tail); run `freshet verify`"])
+            #expect(runTool(["dump", path]).stdout == dump.stdout)
+        }
+    }
+}
