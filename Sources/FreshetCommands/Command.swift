@@ -165,7 +165,10 @@ public enum Command: Equatable, Sendable {
                 switch arg {
                 case "--json": options.json = true
                 case "--policy": options.policy = try policy(value(for: arg, in: &rest))
-                case "--svg": options.svg = try value(for: arg, in: &rest)
+                case "--svg":
+                    let path = try value(for: arg, in: &rest)
+                    guard !path.isEmpty else { throw UsageError(message: "--svg needs a file name, got \"\"") }
+                    options.svg = path
                 case "--lsn", "--at":
                     guard !pointSet else { throw UsageError(message: "why: give --lsn or --at once, not both") }
                     pointSet = true
@@ -285,7 +288,7 @@ public enum Command: Equatable, Sendable {
     /// An LSN that names a record: `--to`, `--lsn` (LSN 0 is before the first record).
     private static func positiveLSN(_ text: String, option: String) throws(UsageError) -> LSN {
         let value = try lsn(text, option: option)
-        guard value != .zero else { throw UsageError(message: "\(option) needs an LSN from 1 (LSN 0 is before the first record), got 0") }
+        guard value != .zero else { throw UsageError(message: "\(option) needs an LSN from 1 (LSN 0 is before the first record), got \(text)") }
         return value
     }
 
@@ -300,7 +303,10 @@ public enum Command: Equatable, Sendable {
     }
 
     private static func lsn(_ text: String, option: String) throws(UsageError) -> LSN {
-        guard let v = UInt64(text) else { throw UsageError(message: "\(option) needs an LSN (a whole number), got \(text.debugDescription)") }
+        // Digits only: `UInt64("+5")` would accept a sign the tools never print.
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let v = UInt64(text) else {
+            throw UsageError(message: "\(option) needs an LSN (a whole number), got \(text.debugDescription)")
+        }
         return LSN(v)
     }
 
