@@ -16,8 +16,15 @@ extension StoreDatabases {
             }
             last = LSN(bytes.reduce(0) { $0 << 8 | UInt64($1) })
         }
+        return max(last, try lastLogKey(in: txn))
+    }
+
+    /// The LSN of the log's last record (``LSN/zero`` when the log is empty), read inside `txn`.
+    /// - Throws: ``LMDBError`` when the store cannot be read.
+    func lastLogKey(in txn: borrowing Transaction) throws -> LSN {
+        var last = LSN.zero
         try txn.forEach(log, reverse: true) { key, _ in
-            if key.count == 8 { last = max(last, LSN(Keys.readUInt64(key, at: 0))) }
+            if key.count == 8 { last = LSN(Keys.readUInt64(key, at: 0)) }
             return false
         }
         return last

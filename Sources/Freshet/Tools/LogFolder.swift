@@ -59,12 +59,7 @@ final class LogFolder {
     static func logEnd(of store: Store) throws(StoreError) -> (last: LSN, assigned: LSN) {
         do {
             return try store.env.read { txn in
-                var last = LSN.zero
-                try txn.forEach(store.state.dbs.log, reverse: true) { key, _ in
-                    if key.count == 8 { last = LSN(Keys.readUInt64(key, at: 0)) }
-                    return false
-                }
-                return (last, try store.state.dbs.lastLSN(in: txn))
+                (try store.state.dbs.lastLogKey(in: txn), try store.state.dbs.lastLSN(in: txn))
             }
         } catch {
             throw StoreError(error, doing: "reading the log of \(store.displayPath)")
@@ -74,14 +69,7 @@ final class LogFolder {
     /// The last LSN of `store`'s log now (``LSN/zero`` when empty), read in its own transaction.
     static func lastLSN(of store: Store) throws(StoreError) -> LSN {
         do {
-            return try store.env.read { txn in
-                var last = LSN.zero
-                try txn.forEach(store.state.dbs.log, reverse: true) { key, _ in
-                    if key.count == 8 { last = LSN(Keys.readUInt64(key, at: 0)) }
-                    return false
-                }
-                return last
-            }
+            return try store.env.read { txn in try store.state.dbs.lastLogKey(in: txn) }
         } catch {
             throw StoreError(error, doing: "reading the log of \(store.displayPath)")
         }
