@@ -78,7 +78,8 @@ struct JSONParser {
                 frame.keyStart = start
                 frame.keyEnd = end
                 // Canonical input has the `:` right after the key and the value right after it:
-                // the white-space loops run only when the byte there is not what comes next.
+                // the white-space loops run only when the byte there is not what comes next
+                // (here and after a value: every white-space byte is ≤ 0x20).
                 if i < n && base[i] == UInt8(ascii: ":") {
                     i &+= 1
                 } else {
