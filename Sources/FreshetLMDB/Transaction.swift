@@ -81,12 +81,19 @@ package struct Transaction: ~Copyable {
     /// transaction (LMDB's `mdb_put` documentation). Not for `MDB_DUPSORT` databases.
     /// - Throws: ``LMDBError`` from `mdb_put` (`fill` is then not called).
     package func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
+        try put(db, key: key, reserving: count, append: false, fill)
+    }
+
+    /// ``put(_:key:reserving:_:)``; with `append`, also `MDB_APPEND` (the key sorts after
+    /// every key of `db`, or ``LMDBError/keyExists``), as the log's records are put.
+    package func put(_ db: Database, key: [UInt8], reserving count: Int, append: Bool, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
         precondition(!isReadOnly, "put in a read-only transaction")
         var reserved: UnsafeMutableRawPointer?
+        let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
         let rc = key.withUnsafeBytes { keyBytes in
             var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             var v = MDB_val(mv_size: count, mv_data: nil)
-            let rc = mdb_put(handle, db.dbi, &k, &v, UInt32(MDB_RESERVE))
+            let rc = mdb_put(handle, db.dbi, &k, &v, flags)
             reserved = v.mv_data
             return rc
         }
