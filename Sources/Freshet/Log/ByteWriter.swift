@@ -19,6 +19,7 @@ struct ByteWriter {
         bytes.append(contentsOf: b)
     }
     mutating func raw(_ d: Data) { d.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+    mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(contentsOf: b) }
 
     /// Overwrites the 4 bytes at `offset` (written earlier, e.g. by `u32(0)`) with `v`, big-endian.
     mutating func patchU32(_ v: UInt32, at offset: Int) {
