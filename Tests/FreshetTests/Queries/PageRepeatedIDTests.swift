@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import Freshet
+
+/// `Store.firstRepeatedID`, the page's duplicate-ID check behind `duplicateRowIDs`, against
+/// the `Set<String>` it replaced, on pages built to repeat, collide and not.
+@Suite("Paging: the first repeated row ID of a page")
+struct PageRepeatedIDTests {
+    /// The answer of the check it replaced: the first row whose ID an earlier row has.
+    static func bySet(_ rows: [Row]) -> Int? {
+        var ids = Set<String>()
+        for (i, row) in rows.enumerated() where !ids.insert(row.id).inserted { return i }
+        return nil
+    }
+
+    static func page(_ ids: [String]) -> [Row] { ids.map { Row(id: $0, json: Data("{}".utf8)) } }
+
+    @Test("small pages: none, the first repeat among several, a repeat of the first row, one-row and empty pages")
+    func smallPages() {
+        #expect(Store.firstRepeatedID(Self.page([])) == nil)
+        #expect(Store.firstRepeatedID(Self.page(["a"])) == nil)
+        #expect(Store.firstRepeatedID(Self.page(["a", "b", "c"])) == nil)
+        #expect(Store.firstRepeatedID(Self.page(["a", "b", "a", "b"])) == 2)
+        #expect(Store.firstRepeatedID(Self.page(["x", "a", "b", "b", "x"])) == 3)
+        // IDs that differ only past their first 8 bytes, only in length, or only in UTF-8.
+        #expect(Store.firstRepeatedID(Self.page(["abcdefgh1", "abcdefgh2", "abcdefgh"])) == nil)
+        #expect(Store.firstRepeatedID(Self.page(["é", "e\u{301}", "é"])) == 2)
+    }
+
+    @Test("1,000-row pages with and without repeats, long and non-ASCII IDs, with the Set's answer; the Set fallback gives the same", arguments: [0, 1, 2, 3, 4, 5, 6, 7])
+    func generatedPages(seed: UInt64) {
+        var random = DamagedFileTests.SplitMix(state: seed)
+        for round in 0..<20 {
+            var ids: [String] = []
+            for i in 0..<1_000 {
+                switch random.next() % 4 {
+                case 0: ids.append("\(i)")
+                case 1: ids.append("https://pokeapi.co/api/v2/pokemon/\(i)/")
+                case 2: ids.append("名前-\(i)")
+                default: ids.append(String(repeating: "z", count: Int(random.next() % 40)) + "\(i)")
+                }
+            }
+            // Half the pages get a repeat: of an earlier row at a random place.
+            if round % 2 == 1 {
+                let from = Int(random.next() % 999)
+                let at = from + 1 + Int(random.next() % UInt64(999 - from))
+                ids[at] = ids[from]
+            }
+            let rows = Self.page(ids)
+            let expected = Self.bySet(rows)
+            #expect(Store.firstRepeatedID(rows) == expected)
+            // A probe limit of 0 sends every collision to the Set.
+            #expect(Store.firstRepeatedID(rows, probeLimit: 0) == expected)
+            if round % 2 == 1 { #expect(expected != nil) } else { #expect(expected == nil) }
+        }
+    }
+}
