@@ -223,9 +223,10 @@ struct MaterializedState {
     /// The rows' indices in the order of their index keys as LMDB sorts them (`memcmp`, then
     /// the shorter first; all share the first `skip` bytes), rows with equal keys in page order.
     private static func keyOrder(_ b: EncodedRows.Buffers, count: Int, skipping skip: Int) -> [Int] {
-        // Ordered by the first 8 bytes after the prefix as one big-endian integer, then by the
-        // rest only where those tie, in a merge sort written out for this one element type:
-        // the standard library's generic `sort(by:)` was a tenth of folding the page.
+        // Ordered by the first 8 bytes after the prefix as one big-endian integer (a radix
+        // sort: eight stable passes of one byte each, a pass skipped when every key has the
+        // same byte there), then by the rest of the key only within runs whose first 8 bytes
+        // tie. The standard library's generic `sort(by:)` was a tenth of folding the page.
         var entries = [KeyOrderEntry](unsafeUninitializedCapacity: count) { out, initialized in
             for i in 0..<count {
                 let key = b.indexKey(i)
@@ -238,62 +239,61 @@ struct MaterializedState {
             }
             initialized = count
         }
-        @inline(__always) func before(_ x: KeyOrderEntry, _ y: KeyOrderEntry) -> Bool {
-            if x.head != y.head { return x.head < y.head }
-            let a = b.indexKey(x.index), c = b.indexKey(y.index)
-            let shared = min(a.count, c.count)
-            if shared > skip + 8, let pa = a.baseAddress, let pc = c.baseAddress {
-                let r = memcmp(pa + skip + 8, pc + skip + 8, shared - skip - 8)
-                if r != 0 { return r < 0 }
-            }
-            if a.count != c.count { return a.count < c.count }
-            return x.index < y.index
-        }
         var scratch = entries
+        var counts = [Int](repeating: 0, count: 257)
         entries.withUnsafeMutableBufferPointer { a in
             scratch.withUnsafeMutableBufferPointer { t in
-                // Runs of 16 by insertion, then merged bottom-up (stable: ties keep their order,
-                // and `before` breaks them by index anyway).
+                counts.withUnsafeMutableBufferPointer { counts in
+                    var source = a, target = t
+                    var inTarget = false
+                    for shift in stride(from: UInt64(0), to: 64, by: 8) {
+                        counts.update(repeating: 0)
+                        for e in source { counts[Int(truncatingIfNeeded: (e.head >> shift) & 0xFF) + 1] += 1 }
+                        if counts.contains(count) { continue }
+                        for d in 1..<257 { counts[d] += counts[d - 1] }
+                        for e in source {
+                            let d = Int(truncatingIfNeeded: (e.head >> shift) & 0xFF)
+                            target[counts[d]] = e
+                            counts[d] += 1
+                        }
+                        swap(&source, &target)
+                        inTarget.toggle()
+                    }
+                    if inTarget { _ = a.update(fromContentsOf: t) }
+                }
+                // Runs of equal first 8 bytes, by the rest of the key (memcmp, then the shorter
+                // first), ties in page order: an insertion sort (stable; runs are short).
                 var start = 0
                 while start < count {
-                    let end = min(start + 16, count)
-                    var i = start + 1
-                    while i < end {
-                        let x = a[i]
-                        var j = i
-                        while j > start && before(x, a[j - 1]) {
-                            a[j] = a[j - 1]
-                            j -= 1
+                    var end = start + 1
+                    while end < count && a[end].head == a[start].head { end += 1 }
+                    if end - start > 1 {
+                        for i in (start + 1)..<end {
+                            let x = a[i]
+                            var j = i
+                            while j > start && Self.keyBefore(b.indexKey(x.index), b.indexKey(a[j - 1].index), from: skip + 8) {
+                                a[j] = a[j - 1]
+                                j -= 1
+                            }
+                            a[j] = x
                         }
-                        a[j] = x
-                        i += 1
                     }
                     start = end
                 }
-                var width = 16
-                var source = a, target = t
-                var inTarget = false
-                while width < count {
-                    var lo = 0
-                    while lo < count {
-                        let mid = min(lo + width, count), hi = min(lo + 2 * width, count)
-                        var i = lo, j = mid, k = lo
-                        while i < mid && j < hi {
-                            if before(source[j], source[i]) { target[k] = source[j]; j += 1 } else { target[k] = source[i]; i += 1 }
-                            k += 1
-                        }
-                        while i < mid { target[k] = source[i]; i += 1; k += 1 }
-                        while j < hi { target[k] = source[j]; j += 1; k += 1 }
-                        lo = hi
-                    }
-                    swap(&source, &target)
-                    inTarget.toggle()
-                    width *= 2
-                }
-                if inTarget { _ = a.update(fromContentsOf: t) }
             }
         }
         return entries.map(\.index)
+    }
+
+    /// Whether key `a` sorts before key `c` in LMDB's order, both known equal before `offset`;
+    /// equal keys are not before each other.
+    private static func keyBefore(_ a: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer, from offset: Int) -> Bool {
+        let shared = min(a.count, c.count)
+        if shared > offset, let pa = a.baseAddress, let pc = c.baseAddress {
+            let r = memcmp(pa + offset, pc + offset, shared - offset)
+            if r != 0 { return r < 0 }
+        }
+        return a.count < c.count
     }
 
     private struct KeyOrderEntry {
