@@ -416,11 +416,13 @@ extension Store {
         return nil
     }
 
-    /// The index of the first row whose ID an earlier row has, or nil. What a `Set<String>`
-    /// answers, for a fifth of the cost on a 1,000-row page (docs/performance.md, round 9):
-    /// the row indices go into an open-addressed table keyed by a hash of each ID's UTF-8
-    /// bytes (seeded per process, so a server cannot aim IDs at one slot); when a probe runs
-    /// longer than `probeLimit` slots, the check falls back to the `Set`.
+    /// The index of the first row whose ID an earlier row has, or nil: what a `Set<String>`
+    /// answers (`String` equality, so canonically equivalent IDs are one ID), for a fifth of
+    /// the cost on a 1,000-row page (docs/performance.md, round 9). When every ID is ASCII
+    /// (equal exactly when their bytes are), the row indices go into an open-addressed table
+    /// keyed by a hash of each ID's bytes, seeded per process so a server cannot aim IDs at
+    /// one slot; a page with a non-ASCII ID, or a probe longer than `probeLimit` slots, is
+    /// checked with the `Set`.
     static func firstRepeatedID(_ rows: [Row], probeLimit: Int = 32) -> Int? {
         var capacity = 16
         while capacity < 2 * rows.count { capacity <<= 1 }
@@ -430,7 +432,8 @@ extension Store {
             return slots.withUnsafeMutableBufferPointer { slots -> Int?? in
                 for i in 0..<rows.count {
                     var id = rows[i].id
-                    var slot = id.withUTF8 { Self.idHash($0) } & mask
+                    guard let hash = id.withUTF8({ Self.asciiHash($0) }) else { return nil }
+                    var slot = hash & mask
                     var probes = 0
                     while true {
                         let held = slots[slot]
@@ -456,22 +459,28 @@ extension Store {
 
     private static let idHashSeed = UInt64.random(in: .min ... .max) | 1
 
-    /// A seeded multiply-xorshift hash of `bytes`, 8 bytes a step.
-    private static func idHash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    /// A seeded multiply-xorshift hash of `bytes`, 8 bytes a step; nil when they are not all
+    /// ASCII.
+    private static func asciiHash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var h = idHashSeed ^ UInt64(bytes.count)
+        var high: UInt64 = 0
         var i = 0
         let raw = UnsafeRawBufferPointer(bytes)
         while i + 8 <= raw.count {
-            h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+            let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            high |= word
+            h = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
             h ^= h >> 29
             i += 8
         }
         if i < raw.count {
             var tail: UInt64 = 0
             for k in i..<raw.count { tail = tail << 8 | UInt64(raw[k]) }
+            high |= tail
             h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
             h ^= h >> 29
         }
+        guard high & 0x8080_8080_8080_8080 == 0 else { return nil }
         h = (h ^ idHashSeed) &* 0xBF58_476D_1CE4_E5B9
         return Int(truncatingIfNeeded: h ^ (h >> 31))
     }
