@@ -68,3 +68,20 @@ struct PageRepeatedIDTests {
         }
     }
 }
+
+/// `Store.isJSON`, which decides whether a 2xx body is parsed or refused as `malformedBody`:
+/// the ASCII fast path and the Foundation path give the rule's answers.
+@Suite("Fetching: which Content-Type values are JSON")
+struct ContentTypeIsJSONTests {
+    @Test("application/json, text/json and +json types, any case, with parameters and blanks around; nothing else", arguments: [
+        ("application/json", true), ("Application/JSON; charset=utf-8", true), (" \ttext/json ;q=1", true),
+        ("application/problem+json", true), ("APPLICATION/VND.API+JSON", true), (";;application/json; x", true),
+        ("text/html", false), ("", false), (";", false), ("  ", false), ("application/json5", false),
+        ("application/jsonx; charset=utf-8", false), ("+json", true), ("application/ json", false),
+        // Not ASCII: Foundation's trimming (Unicode white space) and lowercasing, as before.
+        ("application/json\u{A0}", true), ("application/jsön", false),
+    ])
+    func isJSON(contentType: String, expected: Bool) {
+        #expect(Store.isJSON(contentType) == expected)
+    }
+}
