@@ -49,6 +49,7 @@ struct ByteWriter {
         }
         d.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
+    mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(contentsOf: b) }
 
     /// Overwrites the 4 bytes at `offset` (written earlier, e.g. by `u32(0)`) with `v`, big-endian.
     /// (`offset` counts the bytes of ``bytes``: a deferred value before it is not counted.)
