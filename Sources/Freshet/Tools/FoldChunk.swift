@@ -21,14 +21,15 @@ struct FoldChunk: Sendable {
     /// Records with their bytes, as ``DamagedLog`` collects them.
     init(_ entries: [(record: LogRecord, bytes: [UInt8])]) {
         records.reserveCapacity(entries.count)
-        for entry in entries { append(entry.record, bytes: entry.bytes) }
+        for entry in entries { entry.bytes.withUnsafeBytes { append(entry.record, bytes: $0) } }
     }
 
     var count: Int { records.count }
 
-    /// Adds `record`, keeping `bytes` (its encoding) only for a proposal.
-    mutating func append(_ record: LogRecord, bytes: [UInt8]) {
-        if case .mutationProposed = record.event { proposals.append(bytes) }
+    /// Adds `record` (moved in, not copied), keeping a copy of `bytes` (its encoding, lent by
+    /// the read transaction) only for a proposal.
+    mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer) {
+        if case .mutationProposed = record.event { proposals.append(Array(bytes)) }
         records.append(record)
     }
 }

@@ -123,10 +123,11 @@ final class LogFolder {
                             stopped = true
                             return false
                         }
-                        let bytes = Array(value)
+                        // Decoded in place from the transaction's page (no array per record);
+                        // the chunk copies the bytes of a proposal only.
                         let record: LogRecord
                         do throws(StoreError) {
-                            record = try LogRecord.decode(bytes, expectedLSN: lsn)
+                            record = try LogRecord.decode(value, expectedLSN: lsn)
                         } catch {
                             noteGap(before: lsn, in: &chunk)
                             chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
@@ -141,7 +142,7 @@ final class LogFolder {
                         }
                         noteGap(before: lsn, in: &chunk)
                         if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
-                        chunk.append(record, bytes: bytes)
+                        chunk.append(consume record, bytes: value)
                         lastSeen = lsn
                         return true
                     }
