@@ -54,16 +54,15 @@ struct ByteReader {
         defer { offset += 1 }
         return bytes[offset]
     }
-    mutating func fixed(_ n: Int, _ what: String) throws(FormatError) -> UInt64 {
-        try need(n, what)
-        var v: UInt64 = 0
-        for i in 0..<n { v = v << 8 | UInt64(bytes[offset + i]) }
-        offset += n
-        return v
+    /// A big-endian integer of `T`'s size, loaded in one go (after the length check).
+    private mutating func fixed<T: FixedWidthInteger>(_: T.Type, _ what: String) throws(FormatError) -> T {
+        try need(MemoryLayout<T>.size, what)
+        defer { offset += MemoryLayout<T>.size }
+        return T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
-    mutating func u16(_ what: String) throws(FormatError) -> UInt16 { UInt16(try fixed(2, what)) }
-    mutating func u32(_ what: String) throws(FormatError) -> UInt32 { UInt32(try fixed(4, what)) }
-    mutating func u64(_ what: String) throws(FormatError) -> UInt64 { try fixed(8, what) }
+    mutating func u16(_ what: String) throws(FormatError) -> UInt16 { try fixed(UInt16.self, what) }
+    mutating func u32(_ what: String) throws(FormatError) -> UInt32 { try fixed(UInt32.self, what) }
+    mutating func u64(_ what: String) throws(FormatError) -> UInt64 { try fixed(UInt64.self, what) }
     /// The next `n` bytes (borrowed like the reader's own); skips them here.
     mutating func bytes(_ n: Int, _ what: String) throws(FormatError) -> UnsafeRawBufferPointer {
         try need(n, what)
@@ -79,6 +78,11 @@ struct ByteReader {
     }
 
     mutating func varint(_ what: @autoclosure () -> String = "varint") throws(FormatError) -> UInt64 {
+        // Tags, lengths under 128 and small numbers are one byte: read without the loop.
+        if offset < end, bytes[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(bytes[offset])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -115,7 +119,10 @@ struct FieldValue {
 
     /// The value's bytes (borrowed like the reader's).
     var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset..<reader.end]) }
-    var data: Data { Data(raw) }
+    var data: Data {
+        guard let base = raw.baseAddress else { return Data() }
+        return Data(bytes: base, count: raw.count)
+    }
     var bytes: [UInt8] { Array(raw) }
 
     mutating func uint() throws(FormatError) -> UInt64 { try reader.varint("field \(tag)") }

@@ -26,6 +26,14 @@ struct FoldChunk: Sendable {
 
     var count: Int { records.count }
 
+    /// Frees the records, proposals and problems, keeping the arrays' capacity for the next
+    /// chunk (``FoldPipeline/submit(_:)`` hands folded chunks back this way).
+    mutating func removeAll() {
+        records.removeAll(keepingCapacity: true)
+        proposals.removeAll(keepingCapacity: true)
+        problems.removeAll(keepingCapacity: true)
+    }
+
     /// Adds `record` (moved in, not copied), keeping a copy of `bytes` (its encoding, lent by
     /// the read transaction) only for a proposal.
     mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer) {
