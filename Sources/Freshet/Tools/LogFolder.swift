@@ -113,12 +113,10 @@ final class LogFolder {
                     var stopped = false
                     // The loop keeps the position and the gap tracker in locals and stores them
                     // back when it ends (or throws): a stored property of this class costs an
-                    // exclusivity check per access, several per record.
+                    // exclusivity check per access. (A nested function capturing them would box
+                    // them and cost a check per access as well: `noteGap` takes them inout.)
                     var seen = lastSeen
                     var gaps = continuity
-                    func noteGap(before lsn: LSN) {
-                        if let gap = gaps.take(lsn) { chunk.problems.append(gap) }
-                    }
                     do {
                         defer {
                             lastSeen = seen
@@ -135,7 +133,7 @@ final class LogFolder {
                                 return false
                             }
                             if let through, lsn > through {
-                                noteGap(before: lsn)
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 stopped = true
                                 return false
                             }
@@ -145,18 +143,18 @@ final class LogFolder {
                             do throws(StoreError) {
                                 record = try LogRecord.decode(value, expectedLSN: lsn)
                             } catch {
-                                noteGap(before: lsn)
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
                                 seen = lsn
                                 return true
                             }
                             if case .time(let time) = point, ReplayPoint.isAfter(record.timestamp, time) {
                                 // The missing records may be stamped before `time`: reported.
-                                noteGap(before: lsn)
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 stopped = true
                                 return false
                             }
-                            noteGap(before: lsn)
+                            Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                             if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
                             chunk.append(consume record, bytes: value)
                             seen = lsn
@@ -182,5 +180,11 @@ final class LogFolder {
                 throw StoreError(error, doing: "replaying the log of \(store.displayPath)")
             }
         }
+    }
+
+    /// Records, with the chunk it precedes (so problems stay in log order), a missing range
+    /// before `lsn` that reaches into the range folded.
+    private static func noteGap(before lsn: LSN, gaps: inout LSNContinuity, in chunk: inout FoldChunk) {
+        if let gap = gaps.take(lsn) { chunk.problems.append(gap) }
     }
 }
