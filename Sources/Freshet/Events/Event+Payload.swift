@@ -99,7 +99,7 @@ extension Event {
     }
 
     static func decode(kind: EventKind, payload: [UInt8]) throws -> Event {
-        try decode(kind: kind, payload: ByteReader(payload))
+        try payload.withUnsafeBytes { try decode(kind: kind, payload: ByteReader($0)) }
     }
 
     /// Decodes a payload read in place from its record's bytes (no copy).

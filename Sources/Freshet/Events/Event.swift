@@ -4,13 +4,20 @@ import Foundation
 /// materialized state. The collection an event applies to is part of its ``LogRecord``.
 ///
 /// Payload encodings are listed field by field in docs/log-format.md.
+///
+/// The cases whose payloads are large (a response's headers, a failure, a mutation, a
+/// checkpoint) are `indirect`: their payload lives in a box of its own, so an `Event` (and a
+/// ``LogRecord``) is about the size of a row change (an array and an optional push origin),
+/// and copying or moving one moves that much instead of every header field. Row changes, most
+/// of a log, stay inline: a box would be one more allocation per record (docs/performance.md,
+/// W5, "Issue 8 speed round 4").
 public enum Event: Sendable, Hashable {
     /// A response body folded in (a full replace, one page, or single rows).
-    case fetched(Fetched)
+    indirect case fetched(Fetched)
     /// A conditional request answered 304 Not Modified.
-    case notModified(NotModified)
+    indirect case notModified(NotModified)
     /// A fetch attempt failed; rows are kept.
-    case fetchFailed(FetchFailed)
+    indirect case fetchFailed(FetchFailed)
     /// Rows pushed by the server: upserts and deletes applied to the base state.
     case changed(RowChanges)
     /// A write to a local-only collection: upserts and deletes.
@@ -18,13 +25,13 @@ public enum Event: Sendable, Hashable {
     /// The app marked the collection stale.
     case invalidated(Invalidated)
     /// An optimistic write, durable before its request leaves.
-    case mutationProposed(MutationProposed)
+    indirect case mutationProposed(MutationProposed)
     /// The server accepted a mutation.
-    case mutationConfirmed(MutationConfirmed)
+    indirect case mutationConfirmed(MutationConfirmed)
     /// The server rejected a mutation.
-    case mutationRolledBack(MutationRolledBack)
+    indirect case mutationRolledBack(MutationRolledBack)
     /// Written by compaction: the folded state through an LSN (docs/log-format.md §6.11).
-    case checkpoint(Checkpoint)
+    indirect case checkpoint(Checkpoint)
     /// Garbage collection removed the collection's rows and SyncMark: nobody had observed it
     /// for its gc time (docs/log-format.md §6.13, docs/queries.md "Garbage collection").
     case evicted(Evicted)

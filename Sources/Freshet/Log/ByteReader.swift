@@ -7,26 +7,34 @@ struct FormatError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reads what ``ByteWriter`` writes, checking every length against the bytes that remain.
+///
+/// The reader borrows its bytes (an `UnsafeRawBufferPointer`): it is valid only inside the
+/// `withUnsafeBytes` (or the read transaction) that lent them, so decoders make one, read
+/// and copy out what they keep, and let it go. Reading a field is a bounds check and a load,
+/// with no array retained or released per field; before issue 8's speed round 4 it held a
+/// `[UInt8]`, and every field read and nested reader retained and released that array
+/// (docs/performance.md, W5).
 struct ByteReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     private(set) var offset: Int
     let end: Int
 
-    init(_ bytes: [UInt8]) {
+    /// Reads all of `bytes`.
+    init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
         self.offset = 0
         self.end = bytes.count
     }
 
-    /// Reads `bytes[0 ..< end]` without copying them.
-    init(_ bytes: [UInt8], end: Int) {
+    /// Reads `bytes[0 ..< end]`.
+    init(_ bytes: UnsafeRawBufferPointer, end: Int) {
         precondition(end >= 0 && end <= bytes.count, "ByteReader end \(end) outside 0...\(bytes.count)")
         self.bytes = bytes
         self.offset = 0
         self.end = end
     }
 
-    private init(bytes: [UInt8], offset: Int, end: Int) {
+    private init(bytes: UnsafeRawBufferPointer, offset: Int, end: Int) {
         self.bytes = bytes
         self.offset = offset
         self.end = end
@@ -46,20 +54,20 @@ struct ByteReader {
         defer { offset += 1 }
         return bytes[offset]
     }
-    mutating func fixed(_ n: Int, _ what: String) throws(FormatError) -> UInt64 {
-        try need(n, what)
-        var v: UInt64 = 0
-        for i in 0..<n { v = v << 8 | UInt64(bytes[offset + i]) }
-        offset += n
-        return v
+    /// A big-endian integer of `T`'s size, loaded in one go (after the length check).
+    private mutating func fixed<T: FixedWidthInteger>(_: T.Type, _ what: String) throws(FormatError) -> T {
+        try need(MemoryLayout<T>.size, what)
+        defer { offset += MemoryLayout<T>.size }
+        return T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
-    mutating func u16(_ what: String) throws(FormatError) -> UInt16 { UInt16(try fixed(2, what)) }
-    mutating func u32(_ what: String) throws(FormatError) -> UInt32 { UInt32(try fixed(4, what)) }
-    mutating func u64(_ what: String) throws(FormatError) -> UInt64 { try fixed(8, what) }
-    mutating func bytes(_ n: Int, _ what: String) throws(FormatError) -> ArraySlice<UInt8> {
+    mutating func u16(_ what: String) throws(FormatError) -> UInt16 { try fixed(UInt16.self, what) }
+    mutating func u32(_ what: String) throws(FormatError) -> UInt32 { try fixed(UInt32.self, what) }
+    mutating func u64(_ what: String) throws(FormatError) -> UInt64 { try fixed(UInt64.self, what) }
+    /// The next `n` bytes (borrowed like the reader's own); skips them here.
+    mutating func bytes(_ n: Int, _ what: String) throws(FormatError) -> UnsafeRawBufferPointer {
         try need(n, what)
         defer { offset += n }
-        return bytes[offset..<offset + n]
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
     }
 
     /// A reader over the next `n` bytes (sharing the storage, no copy); skips them here.
@@ -70,6 +78,11 @@ struct ByteReader {
     }
 
     mutating func varint(_ what: @autoclosure () -> String = "varint") throws(FormatError) -> UInt64 {
+        // Tags, lengths under 128 and small numbers are one byte: read without the loop.
+        if offset < end, bytes[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(bytes[offset])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -104,8 +117,13 @@ struct FieldValue {
     var reader: ByteReader
     let tag: UInt64
 
-    var data: Data { reader.bytes[reader.offset..<reader.end].withUnsafeBytes { Data($0) } }
-    var bytes: [UInt8] { Array(reader.bytes[reader.offset..<reader.end]) }
+    /// The value's bytes (borrowed like the reader's).
+    var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: reader.bytes[reader.offset..<reader.end]) }
+    var data: Data {
+        guard let base = raw.baseAddress else { return Data() }
+        return Data(bytes: base, count: raw.count)
+    }
+    var bytes: [UInt8] { Array(raw) }
 
     mutating func uint() throws(FormatError) -> UInt64 { try reader.varint("field \(tag)") }
     mutating func int() throws(FormatError) -> Int64 {
@@ -119,7 +137,7 @@ struct FieldValue {
     }
     mutating func bool() throws(FormatError) -> Bool { try uint() != 0 }
     func string() throws(FormatError) -> String {
-        guard let s = reader.bytes[reader.offset..<reader.end].withUnsafeBytes({ String.validatingUTF8($0) }) else {
+        guard let s = String.validatingUTF8(raw) else {
             throw FormatError(reason: "field \(tag) is not valid UTF-8")
         }
         return s

@@ -160,52 +160,63 @@ public struct LogRecord: Sendable, Hashable {
     ///   ``StoreError/unknownEventKind`` or ``StoreError/corruptRecord``; never crashes on
     ///   malformed bytes.
     public static func decode(_ bytes: [UInt8], expectedLSN: LSN? = nil) throws(StoreError) -> LogRecord {
-        let at = expectedLSN.map { "record at LSN \($0)" } ?? "record"
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(StoreError) in try decode(raw, expectedLSN: expectedLSN) }
+        }.get()
+    }
+
+    /// The same decoding, reading `bytes` in place: a value lent by a read
+    /// transaction, say, without copying it into an array first. Nothing of the result refers
+    /// to `bytes`: every string and `Data` is copied out.
+    static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN? = nil) throws(StoreError) -> LogRecord {
+        // Built only for an error: formatting the LSN for every record was a string
+        // allocated and freed per record (docs/performance.md, W5, round 4).
+        func at() -> String { expectedLSN.map { "record at LSN \($0)" } ?? "record" }
         guard bytes.count >= overhead else {
-            throw StoreError(.corruptRecord, "\(at) is \(bytes.count) bytes, shorter than the \(overhead)-byte minimum", lsn: expectedLSN)
+            throw StoreError(.corruptRecord, "\(at()) is \(bytes.count) bytes, shorter than the \(overhead)-byte minimum", lsn: expectedLSN)
         }
-        let body = bytes[0..<bytes.count - 4]
-        let stored = bytes[bytes.count - 4..<bytes.count].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])
+        let stored = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self))
         let computed = CRC32C.checksum(body)
         guard stored == computed else {
-            throw StoreError(.checksumMismatch, "\(at) fails its CRC-32C: stored \(hex(stored)), computed \(hex(computed))", lsn: expectedLSN)
+            throw StoreError(.checksumMismatch, "\(at()) fails its CRC-32C: stored \(hex(stored)), computed \(hex(computed))", lsn: expectedLSN)
         }
         var r = ByteReader(bytes, end: body.count)
         do {
             let version = try r.u8("format version")
             guard version == formatVersion else {
-                throw StoreError(.unsupportedFormat, "\(at) has format version \(version); this Freshet reads version \(formatVersion)", lsn: expectedLSN)
+                throw StoreError(.unsupportedFormat, "\(at()) has format version \(version); this Freshet reads version \(formatVersion)", lsn: expectedLSN)
             }
             let kindByte = try r.u8("kind")
             guard let kind = EventKind(rawValue: kindByte) else {
-                throw StoreError(.unknownEventKind, "\(at) has unknown event kind \(kindByte)", lsn: expectedLSN)
+                throw StoreError(.unknownEventKind, "\(at()) has unknown event kind \(kindByte)", lsn: expectedLSN)
             }
             let flags = try r.u16("flags")
             guard flags == 0 else {
-                throw StoreError(.unsupportedFormat, "\(at) has flags \(flags); this Freshet knows none", lsn: expectedLSN)
+                throw StoreError(.unsupportedFormat, "\(at()) has flags \(flags); this Freshet knows none", lsn: expectedLSN)
             }
             let lsn = LSN(try r.u64("LSN"))
             if let expectedLSN, expectedLSN != lsn {
-                throw StoreError(.corruptRecord, "\(at) says it is LSN \(lsn)", lsn: expectedLSN)
+                throw StoreError(.corruptRecord, "\(at()) says it is LSN \(lsn)", lsn: expectedLSN)
             }
             let micros = Int64(bitPattern: try r.u64("timestamp"))
             let nameLength = Int(try r.u16("collection length"))
-            guard let collection = try r.bytes(nameLength, "collection").withUnsafeBytes({ String.validatingUTF8($0) }) else {
-                throw StoreError(.corruptRecord, "\(at) has a collection name that is not UTF-8", lsn: lsn)
+            guard let collection = String.validatingUTF8(try r.bytes(nameLength, "collection")) else {
+                throw StoreError(.corruptRecord, "\(at()) has a collection name that is not UTF-8", lsn: lsn)
             }
             let payloadLength = Int(try r.u32("payload length"))
             let payload = try r.reader(payloadLength, "payload")
             guard r.isAtEnd else {
-                throw StoreError(.corruptRecord, "\(at) has \(r.remaining) bytes after its payload", lsn: lsn)
+                throw StoreError(.corruptRecord, "\(at()) has \(r.remaining) bytes after its payload", lsn: lsn)
             }
             let event = try Event.decode(kind: kind, payload: payload)
             return LogRecord(lsn: lsn, timestamp: Date(timeIntervalSince1970: Double(micros) / 1_000_000), collection: collection, event: event)
         } catch let error as StoreError {
             throw error
         } catch let error as FormatError {
-            throw StoreError(.corruptRecord, "\(at): \(error.reason)", lsn: expectedLSN)
+            throw StoreError(.corruptRecord, "\(at()): \(error.reason)", lsn: expectedLSN)
         } catch {
-            throw StoreError(.corruptRecord, "\(at): \(error)", lsn: expectedLSN)
+            throw StoreError(.corruptRecord, "\(at()): \(error)", lsn: expectedLSN)
         }
     }
 

@@ -160,8 +160,13 @@ extension SyncMark {
     }
 
     static func decode(_ bytes: [UInt8]) throws -> SyncMark {
+        try bytes.withUnsafeBytes { try decode(ByteReader($0)) }
+    }
+
+    /// Decodes the mark's bytes in place (``ByteReader`` borrows them).
+    private static func decode(_ reader: ByteReader) throws -> SyncMark {
         var m = SyncMark()
-        var r = ByteReader(bytes)
+        var r = reader
         try r.fields { tag, v in
             switch tag {
             case 1: m.fetchedAt = try v.time()

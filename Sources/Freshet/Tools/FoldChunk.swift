@@ -21,14 +21,23 @@ struct FoldChunk: Sendable {
     /// Records with their bytes, as ``DamagedLog`` collects them.
     init(_ entries: [(record: LogRecord, bytes: [UInt8])]) {
         records.reserveCapacity(entries.count)
-        for entry in entries { append(entry.record, bytes: entry.bytes) }
+        for entry in entries { entry.bytes.withUnsafeBytes { append(entry.record, bytes: $0) } }
     }
 
     var count: Int { records.count }
 
-    /// Adds `record`, keeping `bytes` (its encoding) only for a proposal.
-    mutating func append(_ record: LogRecord, bytes: [UInt8]) {
-        if case .mutationProposed = record.event { proposals.append(bytes) }
+    /// Frees the records, proposals and problems, keeping the arrays' capacity for the next
+    /// chunk (``FoldPipeline/submit(_:)`` hands folded chunks back this way).
+    mutating func removeAll() {
+        records.removeAll(keepingCapacity: true)
+        proposals.removeAll(keepingCapacity: true)
+        problems.removeAll(keepingCapacity: true)
+    }
+
+    /// Adds `record` (moved in, not copied), keeping a copy of `bytes` (its encoding, lent by
+    /// the read transaction) only for a proposal.
+    mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer) {
+        if case .mutationProposed = record.event { proposals.append(Array(bytes)) }
         records.append(record)
     }
 }

@@ -14,6 +14,8 @@ import Foundation
 /// Folded chunks are handed back and freed on the caller's thread at its next ``submit(_:)``:
 /// freeing a chunk's records (their strings, rows and arrays) was a tenth of a `replay`, and
 /// the folding thread is the one that bounds it (docs/performance.md, "Issue 8 speed round 3").
+/// One of them comes back emptied for the caller to refill, so the chunks' buffers are
+/// allocated once per run, not once per chunk ("Issue 8 speed round 4").
 ///
 /// Before issue 8's speed round 3 one thread read, decoded and folded in turn.
 final class FoldPipeline: @unchecked Sendable {
@@ -51,9 +53,12 @@ final class FoldPipeline: @unchecked Sendable {
     }
 
     /// Queues `chunk` to be folded after the ones before it, waiting while ``depth`` chunks
-    /// wait already. Frees, on this thread, the chunks folded since the last call.
+    /// wait already. Frees, on this thread, the chunks folded since the last call, and returns
+    /// one of them emptied (``FoldChunk/removeAll()``: its buffers kept) for the caller to fill
+    /// next; nil when none was folded yet.
     /// - Throws: the error of a chunk that failed to fold (then `chunk` is not queued).
-    func submit(_ chunk: consuming FoldChunk) throws {
+    @discardableResult
+    func submit(_ chunk: consuming FoldChunk) throws -> FoldChunk? {
         var folded: [FoldChunk] = []
         condition.lock()
         precondition(!closed, "FoldPipeline.submit after finish or cancel")
@@ -66,7 +71,11 @@ final class FoldPipeline: @unchecked Sendable {
         swap(&folded, &spent)
         condition.broadcast()
         condition.unlock()
-        folded.removeAll() // freed here, outside the lock
+        // Freed here, outside the lock.
+        var reused = folded.popLast()
+        folded.removeAll()
+        reused?.removeAll()
+        return reused
     }
 
     /// Waits until every submitted chunk is folded (or one failed) and the worker has ended;

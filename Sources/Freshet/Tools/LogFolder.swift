@@ -102,54 +102,70 @@ final class LogFolder {
         let pipeline = FoldPipeline { chunk in try scratch.fold(chunk) }
         defer { pipeline.cancel() }
         var finished = false
+        // A folded chunk comes back from the pipeline emptied, its arrays' capacity kept: the
+        // next chunk fills the same buffers instead of allocating ~300 KiB of records afresh.
+        var spare: FoldChunk?
         while !finished {
             do {
                 try store.env.read { txn in
-                    var chunk = FoldChunk(capacity: min(chunkSize, 1 << 16))
+                    var chunk = spare.take() ?? FoldChunk(capacity: min(chunkSize, 1 << 16))
                     var reachedEnd = true
                     var stopped = false
-                    try txn.forEach(log, from: lastSeen.next.keyBytes) { key, value in
-                        guard key.count == 8 else {
-                            chunk.problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
+                    // The loop keeps the position and the gap tracker in locals and stores them
+                    // back when it ends (or throws): a stored property of this class costs an
+                    // exclusivity check per access. (A nested function capturing them would box
+                    // them and cost a check per access as well: `noteGap` takes them inout.)
+                    var seen = lastSeen
+                    var gaps = continuity
+                    do {
+                        defer {
+                            lastSeen = seen
+                            continuity = gaps
+                        }
+                        try txn.forEach(log, from: seen.next.keyBytes) { key, value in
+                            guard key.count == 8 else {
+                                chunk.problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
+                                return true
+                            }
+                            let lsn = LSN(Keys.readUInt64(key, at: 0))
+                            if chunk.count >= chunkSize, unchunkedAfter.map({ seen < $0 }) ?? true {
+                                reachedEnd = false
+                                return false
+                            }
+                            if let through, lsn > through {
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
+                                stopped = true
+                                return false
+                            }
+                            // Decoded in place from the transaction's page (no array per record);
+                            // the chunk copies the bytes of a proposal only.
+                            let record: LogRecord
+                            do throws(StoreError) {
+                                record = try LogRecord.decode(value, expectedLSN: lsn)
+                            } catch {
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
+                                chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
+                                seen = lsn
+                                return true
+                            }
+                            if case .time(let time) = point, ReplayPoint.isAfter(record.timestamp, time) {
+                                // The missing records may be stamped before `time`: reported.
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
+                                stopped = true
+                                return false
+                            }
+                            Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
+                            if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
+                            chunk.append(consume record, bytes: value)
+                            seen = lsn
                             return true
                         }
-                        let lsn = LSN(Keys.readUInt64(key, at: 0))
-                        if chunk.count >= chunkSize, unchunkedAfter.map({ lastSeen < $0 }) ?? true {
-                            reachedEnd = false
-                            return false
-                        }
-                        if let through, lsn > through {
-                            noteGap(before: lsn, in: &chunk)
-                            stopped = true
-                            return false
-                        }
-                        let bytes = Array(value)
-                        let record: LogRecord
-                        do throws(StoreError) {
-                            record = try LogRecord.decode(bytes, expectedLSN: lsn)
-                        } catch {
-                            noteGap(before: lsn, in: &chunk)
-                            chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
-                            lastSeen = lsn
-                            return true
-                        }
-                        if case .time(let time) = point, ReplayPoint.isAfter(record.timestamp, time) {
-                            // The missing records may be stamped before `time`: reported.
-                            noteGap(before: lsn, in: &chunk)
-                            stopped = true
-                            return false
-                        }
-                        noteGap(before: lsn, in: &chunk)
-                        if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
-                        chunk.append(record, bytes: bytes)
-                        lastSeen = lsn
-                        return true
                     }
                     if let visit { for record in chunk.records { visit(record) } }
                     if let first = chunk.records.first, firstRecord == nil { firstRecord = (first.lsn, first.timestamp) }
                     if let last = chunk.records.last { lastFolded = (last.lsn, last.timestamp) }
                     recordCount += chunk.count
-                    try pipeline.submit(chunk)
+                    spare = try pipeline.submit(chunk)
                     if stopped || reachedEnd {
                         finished = true
                         // Every chunk folded before `atEnd` looks at the scratch state, inside
@@ -168,7 +184,7 @@ final class LogFolder {
 
     /// Records, with the chunk it precedes (so problems stay in log order), a missing range
     /// before `lsn` that reaches into the range folded.
-    private func noteGap(before lsn: LSN, in chunk: inout FoldChunk) {
-        if let gap = continuity.take(lsn) { chunk.problems.append(gap) }
+    private static func noteGap(before lsn: LSN, gaps: inout LSNContinuity, in chunk: inout FoldChunk) {
+        if let gap = gaps.take(lsn) { chunk.problems.append(gap) }
     }
 }
