@@ -35,8 +35,11 @@ extension Tool {
             standardOutput("imported \(Self.counted(result.records, "record")) through LSN \(result.lastLSN) into \(options.directory)")
             return 0
         } catch {
+            // An error about the input names the file first; one about the target directory
+            // (not empty, cannot be created) names only the directory.
+            let aboutInput: Set<ToolError.Code> = [.invalidLine, .unknownKind, .pastEnd, .beforeCheckpoint, .nothingToImport, .missingRecords]
             let source = options.file == "-" ? "standard input" : options.file
-            standardError("freshet: \(source): \(Self.errorText(error.message))")
+            standardError("freshet: " + (aboutInput.contains(error.code) ? "\(source): " : "") + Self.errorText(error.message))
             return 2
         }
     }

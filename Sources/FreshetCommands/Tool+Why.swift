@@ -29,6 +29,11 @@ extension Tool {
         }
         if let path = options.svg {
             // Written through the path like a shell redirect, but never into the store itself.
+            // A directory (the store's own too) is named as one, as `write` names others.
+            if ToolFile.isDirectory(path) {
+                standardError("freshet: cannot write \(path): it is a directory, not a file")
+                return 2
+            }
             guard !ToolFile.isInside(path, directory: options.directory) else {
                 standardError("freshet: cannot write \(path): it is inside the store directory \(options.directory); give a path outside it")
                 return 2

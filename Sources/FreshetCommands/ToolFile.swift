@@ -57,6 +57,12 @@ enum ToolFile {
         if let code = code ?? closed { throw failure("cannot write", path, code) }
     }
 
+    /// Whether `path` (symbolic links followed) is a directory.
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     /// Whether `path`, resolved as `open(2)` would (symbolic links, a dangling one too, `..`),
     /// is `directory` or inside it. `directory` must exist.
     static func isInside(_ path: String, directory: String) -> Bool {

@@ -56,6 +56,20 @@ struct FoldTests {
         }
     }
 
+    @Test("a page holding one ID three times and an ID from another page keeps the last of the three and moves the other; every index entry points at its row")
+    func pageWithThriceRepeatedID() async throws {
+        try await withTemporaryStore { store in
+            try await store.append(page(0, isLast: false, rows("1", "2"), next: "p1"), to: "items")
+            try await store.append(page(1, isLast: true, rows("3", "4")), to: "items")
+            // Page 0 again, in an order its keys do not sort in: "9" three times, "4" from page 1.
+            try await store.append(page(0, isLast: false, [row("9", "nine a"), row("4", "four, moved"), row("9", "nine b"), row("0"), row("9", "nine c")], next: "p1"), to: "items")
+            let snapshot = try store.snapshot("items")
+            #expect(snapshot.rows.map(\.id) == ["4", "0", "9", "3"])
+            #expect(try snapshot.rows.map { try name(of: $0) } == ["four, moved", "row 0", "nine c", "row 3"])
+            #expect(try indexPointsAtRows(store, "items") == ["4": 1, "0": 3, "9": 4, "3": UInt64(1) << 32])
+        }
+    }
+
     static let lastPageCases: [(index: Int, ids: [String], expected: [String])] = [
         (0, ["x"], ["x"]),
         (1, ["y"], ["1", "2", "y"]),
@@ -304,4 +318,26 @@ struct FoldTests {
 /// The number of IDs the collection's index holds (read outside any async context).
 private func indexedRows(_ store: Store, _ collection: String) throws -> Int {
     try store.env.read { txn in try store.state.rowCount(collection, in: txn) }
+}
+
+/// Every index entry of the collection, ID → position, after checking that each points at a
+/// stored row with that ID and that every stored row is indexed.
+private func indexPointsAtRows(_ store: Store, _ collection: String) throws -> [String: UInt64] {
+    try store.env.read { txn in
+        let prefix = Keys.collection(collection)
+        var index: [String: UInt64] = [:]
+        try txn.forEach(store.state.dbs.rowIndex, from: prefix) { key, value in
+            guard key.starts(with: prefix) else { return false }
+            index[String(decoding: key[prefix.count...], as: UTF8.self)] = Keys.readUInt64(value, at: 0)
+            return true
+        }
+        var stored: [String: UInt64] = [:]
+        try txn.forEach(store.state.dbs.rows, from: prefix) { key, value in
+            guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
+            stored[try MaterializedState.decodeRowID(value)] = Keys.readUInt64(key, at: prefix.count)
+            return true
+        }
+        #expect(stored == index)
+        return index
+    }
 }

@@ -25,10 +25,29 @@ func checkArguments(_ arguments: [String]) {
     guard let first = arguments.first else { return }
     if arguments.count == 1, first == "--help" || first == "-h" {
         print(demoUsage)
+        exitIfOutputFailed()
         exit(0)
     }
     let unknown = arguments.first { $0 != "--help" && $0 != "-h" } ?? first
     FileHandle.standardError.write(Data("freshet-demo: unknown argument \(unknown.debugDescription) (freshet-demo takes only --help)\n".utf8))
+    exit(2)
+}
+
+/// Why standard output could not be written (`strerror` of the first failed flush), or nil.
+/// Set by `print`; read when the demo ends, so the server is stopped first (no early exit).
+nonisolated(unsafe) var outputFailure: String?
+
+/// Flushes standard output, remembering the first failure in ``outputFailure``.
+func flushOutput() {
+    if fflush(nil) != 0, outputFailure == nil { outputFailure = String(cString: strerror(errno)) }
+}
+
+/// Exits 2 with one line on stderr when standard output could not be written (a full disk,
+/// a closed pipe): `freshet-demo > /dev/full` must not report success.
+func exitIfOutputFailed() {
+    flushOutput()
+    guard let outputFailure else { return }
+    FileHandle.standardError.write(Data("freshet-demo: cannot write the output: \(outputFailure)\n".utf8))
     exit(2)
 }
 

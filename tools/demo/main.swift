@@ -74,9 +74,10 @@ let storeURL = URL(fileURLWithPath: "demo-store")
 let requestLog = URL(fileURLWithPath: "demo-requests.jsonl")
 
 /// `print`, flushed at once: line by line also into a pipe (`make demo | tee`, CI logs).
+/// A failed flush is remembered in ``outputFailure`` and reported when the demo ends.
 func print(_ line: String) {
     Swift.print(line)
-    fflush(nil)
+    flushOutput()
 }
 
 func ms(_ d: Duration) -> String {
@@ -388,6 +389,7 @@ checkArguments(Array(CommandLine.arguments.dropFirst()))
 StopOnSignal.install()
 do {
     try await run(Watchdog(limit: .seconds(60)))
+    exitIfOutputFailed()
 } catch {
     FileHandle.standardError.write(Data("demo: \(error)\n".utf8))
     exit(1)

@@ -16,11 +16,6 @@ import FreshetHTTP
 /// - URLs are stored and printed through ``Configuration/urlRedaction``: no userinfo, secret query
 ///   values replaced by `REDACTED`.
 extension Store {
-    /// The redaction every URL that reaches the log, a message or an error goes through.
-    var urlRedaction: URLRedaction {
-        URLRedaction(secretParameterNames: configuration.redactedQueryParameters)
-    }
-
     /// `url` as it may be stored or printed: without userinfo, secret query values `REDACTED`.
     func logged(_ url: URL) -> String {
         urlRedaction.string(for: url)

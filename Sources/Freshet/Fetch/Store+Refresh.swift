@@ -410,12 +410,79 @@ extension Store {
         if rows.isEmpty, next != nil {
             return (.emptyPage, "the page has no rows but names a next page")
         }
-        var ids = Set<String>()
-        ids.reserveCapacity(rows.count)
-        for (i, row) in rows.enumerated() where !ids.insert(row.id).inserted {
-            return (.duplicateRowIDs, "row \(i) has ID \(row.id.debugDescription), which an earlier row of the page has")
+        if let i = firstRepeatedID(rows) {
+            return (.duplicateRowIDs, "row \(i) has ID \(rows[i].id.debugDescription), which an earlier row of the page has")
         }
         return nil
+    }
+
+    /// The index of the first row whose ID an earlier row has, or nil: what a `Set<String>`
+    /// answers (`String` equality, so canonically equivalent IDs are one ID), for a fifth of
+    /// the cost on a 1,000-row page (docs/performance.md, round 9). When every ID is ASCII
+    /// (equal exactly when their bytes are), the row indices go into an open-addressed table
+    /// keyed by a hash of each ID's bytes, seeded per process so a server cannot aim IDs at
+    /// one slot; a page with a non-ASCII ID, or a probe longer than `probeLimit` slots, is
+    /// checked with the `Set`.
+    static func firstRepeatedID(_ rows: [Row], probeLimit: Int = 32) -> Int? {
+        var capacity = 16
+        while capacity < 2 * rows.count { capacity <<= 1 }
+        let mask = capacity - 1
+        let found: Int?? = rows.withUnsafeBufferPointer { rows -> Int?? in
+            var slots = [Int](repeating: -1, count: capacity)
+            return slots.withUnsafeMutableBufferPointer { slots -> Int?? in
+                for i in 0..<rows.count {
+                    var id = rows[i].id
+                    guard let hash = id.withUTF8({ Self.asciiHash($0) }) else { return nil }
+                    var slot = hash & mask
+                    var probes = 0
+                    while true {
+                        let held = slots[slot]
+                        if held < 0 {
+                            slots[slot] = i
+                            break
+                        }
+                        if rows[held].id == id { return .some(i) }
+                        probes += 1
+                        if probes > probeLimit { return nil }
+                        slot = (slot + 1) & mask
+                    }
+                }
+                return .some(nil)
+            }
+        }
+        if let found { return found }
+        var ids = Set<String>()
+        ids.reserveCapacity(rows.count)
+        for (i, row) in rows.enumerated() where !ids.insert(row.id).inserted { return i }
+        return nil
+    }
+
+    private static let idHashSeed = UInt64.random(in: .min ... .max) | 1
+
+    /// A seeded multiply-xorshift hash of `bytes`, 8 bytes a step; nil when they are not all
+    /// ASCII.
+    private static func asciiHash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var h = idHashSeed ^ UInt64(bytes.count)
+        var high: UInt64 = 0
+        var i = 0
+        let raw = UnsafeRawBufferPointer(bytes)
+        while i + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            high |= word
+            h = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
+            h ^= h >> 29
+            i += 8
+        }
+        if i < raw.count {
+            var tail: UInt64 = 0
+            for k in i..<raw.count { tail = tail << 8 | UInt64(raw[k]) }
+            high |= tail
+            h = (h ^ tail) &* 0x9E37_79B9_7F4A_7C15
+            h ^= h >> 29
+        }
+        guard high & 0x8080_8080_8080_8080 == 0 else { return nil }
+        h = (h ^ idHashSeed) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: h ^ (h >> 31))
     }
 
     /// `start` with query parameter `name` set to `value` (replacing any `name`): the URL of
@@ -546,19 +613,24 @@ extension Store {
         let response = answer.response
         let status = response.status
         // After redirects, name the URL that answered too: its origin may not be the request's.
-        let answeredBy = response.url.absoluteString == url.absoluteString ? "" : " (redirected to \(logged(response.url)))"
-        var describe = "GET \(logged(url))\(answeredBy) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
-        if let refusal = answer.refusal { describe += " (\(refusal.message))" }
+        // Built only for a failure: a 2xx or a 304 needs no sentence (two URL redactions and
+        // a status text per refresh).
+        func describe() -> String {
+            let answeredBy = response.url.absoluteString == url.absoluteString ? "" : " (redirected to \(logged(response.url)))"
+            var text = "GET \(logged(url))\(answeredBy) answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+            if let refusal = answer.refusal { text += " (\(refusal.message))" }
+            return text
+        }
         if status == 304 {
             guard conditional else {
                 // RFC 9110 §15.4.5: 304 answers conditional requests only; there is nothing to keep.
-                return .failure(AttemptFailure(code: .httpStatus, message: "\(describe) to an unconditional request", status: 304, retryable: false, duration: response.duration))
+                return .failure(AttemptFailure(code: .httpStatus, message: "\(describe()) to an unconditional request", status: 304, retryable: false, duration: response.duration))
             }
             return .success(.notModified(response))
         }
         guard (200..<300).contains(status) else {
             let retryable = status >= 500 || status == 408 || status == 429
-            return .failure(AttemptFailure(code: .httpStatus, message: describe, status: status, retryable: retryable,
+            return .failure(AttemptFailure(code: .httpStatus, message: describe(), status: status, retryable: retryable,
                                            retryAfter: RetryAfter(headers: response.headers, now: dependencies.now()), duration: response.duration))
         }
         if let type = response.headers["Content-Type"], !Self.isJSON(type) {
@@ -628,8 +700,18 @@ extension Store {
 
     /// `application/json`, `text/json` or any `+json` media type (RFC 6839 §3.1).
     static func isJSON(_ contentType: String) -> Bool {
-        let type = contentType.split(separator: ";", maxSplits: 1).first.map(String.init)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        return type == "application/json" || type == "text/json" || type.hasSuffix("+json")
+        // An ASCII value (every real header) is read byte by byte: Foundation's trimming and
+        // lowercasing were 3% of refreshing a 1,000-row page (docs/performance.md, round 9).
+        // Either way: the first non-empty part before a `;`, white space around it dropped.
+        guard contentType.utf8.allSatisfy({ $0 < 0x80 }) else {
+            let type = contentType.split(separator: ";", maxSplits: 1).first.map(String.init)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            return type == "application/json" || type == "text/json" || type.hasSuffix("+json")
+        }
+        guard let first = contentType.utf8.split(separator: UInt8(ascii: ";"), maxSplits: 1).first else { return false }
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let start = first.firstIndex(where: { !blank($0) }), let end = first.lastIndex(where: { !blank($0) }) else { return false }
+        let type = first[start...end].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        return type.elementsEqual("application/json".utf8) || type.elementsEqual("text/json".utf8) || type.reversed().starts(with: "+json".utf8.reversed())
     }
 }
 

@@ -169,18 +169,14 @@ enum Fold {
     private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         // Each row is encoded once, into one buffer: for the comparison and, when something
         // changed, for the put.
-        let wanted = EncodedRows(rows, page: page)
+        let wanted = EncodedRows(rows, page: page, prefix: prefix)
         if try state.range(from: lower, to: upper, prefix: prefix, holds: wanted, in: txn) {
             return false
         }
         try state.removePositions(from: lower, to: upper, prefix: prefix, in: txn)
-        for (i, row) in rows.enumerated() {
-            // An ID held elsewhere in the collection (another page, or earlier in this one)
-            // moves here.
-            try wanted.withRow(i) { encoded in
-                try state.move(encoded: encoded, id: row.id, to: wanted.positions[i], prefix: prefix, in: txn)
-            }
-        }
+        // An ID held elsewhere in the collection (another page, or earlier in this one)
+        // moves here.
+        try state.place(wanted, prefix: prefix, in: txn)
         return true
     }
 

@@ -77,11 +77,18 @@ struct JSONParser {
                 if escaped || (clean && frame.keyEnd != 0 && !ascends(frame.keyStart, frame.keyEnd, start, end)) { clean = false }
                 frame.keyStart = start
                 frame.keyEnd = end
-                skipWhitespace(&i, &clean)
-                guard i < n else { throw JSONError(.unexpectedEnd, at: i) }
-                guard base[i] == UInt8(ascii: ":") else { throw JSONError(.unexpectedByte(base[i]), at: i) }
-                i &+= 1
-                skipWhitespace(&i, &clean)
+                // Canonical input has the `:` right after the key and the value right after it:
+                // the white-space loops run only when the byte there is not what comes next
+                // (here and after a value: every white-space byte is ≤ 0x20).
+                if i < n && base[i] == UInt8(ascii: ":") {
+                    i &+= 1
+                } else {
+                    skipWhitespace(&i, &clean)
+                    guard i < n else { throw JSONError(.unexpectedEnd, at: i) }
+                    guard base[i] == UInt8(ascii: ":") else { throw JSONError(.unexpectedByte(base[i]), at: i) }
+                    i &+= 1
+                }
+                if i < n && base[i] <= 0x20 { skipWhitespace(&i, &clean) }
             }
             guard i < n else { throw JSONError(.unexpectedEnd, at: i) }
             let c = base[i]
@@ -117,12 +124,12 @@ struct JSONParser {
             // after a `,` (read its next key, then its next value) or the document ends.
             while depth > 0 {
                 frame.members &+= 1
-                skipWhitespace(&i, &clean)
+                if i < n && base[i] <= 0x20 { skipWhitespace(&i, &clean) }
                 guard i < n else { throw JSONError(.unexpectedEnd, at: i) }
                 let d = base[i]
                 i &+= 1
                 if d == UInt8(ascii: ",") {
-                    skipWhitespace(&i, &clean)
+                    if i < n && base[i] <= 0x20 { skipWhitespace(&i, &clean) }
                     member = frame.isObject
                     continue value
                 }

@@ -22,7 +22,7 @@ extension TapeDecoder {
     func double(at index: Int, _ key: (any CodingKey)?) throws -> Double {
         let node = tapeNode(index)
         guard node.kind == .number else { throw mismatch(Double.self, at: index, path: pathWith(key)) }
-        if node.end - node.start <= 15, let n = view.smallInteger(at: index) { return Double(n) }
+        if node.end - node.start <= 15, let d = view.smallIntegerAsDouble(at: index) { return d }
         let text = tape.numberText(at: index, in: bytes)
         guard let d = Double(text), d.isFinite else {
             throw corrupted(key, "Number \(text) is not representable in Swift.")

@@ -72,7 +72,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try withDepth { try decoder.string(at: value(key), key) }
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        if let index = find(key), let n = view.smallInteger(at: index) { return Double(n) }
+        if let index = find(key), let d = view.smallIntegerAsDouble(at: index) { return d }
         return try withDepth { try decoder.double(at: value(key), key) }
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try withDepth { try decoder.float(at: value(key), key) } }
@@ -111,7 +111,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let index = find(key), view[index].kind != .null else { return nil }
-        if let n = view.smallInteger(at: index) { return Double(n) }
+        if let d = view.smallIntegerAsDouble(at: index) { return d }
         return try withDepth { try decoder.double(at: index, key) }
     }
 

@@ -51,6 +51,13 @@ struct TapeView {
         return JSONTape.text(of: node, in: bytes)
     }
 
+    /// ``smallInteger(at:)`` as a `Double`; `-0` is -0.0, as JSONDecoder reads it.
+    @inline(__always)
+    func smallIntegerAsDouble(at index: Int) -> Double? {
+        guard let n = smallInteger(at: index) else { return nil }
+        return n == 0 && bytes[Int(nodes[index].start)] == UInt8(ascii: "-") ? -0.0 : Double(n)
+    }
+
     /// The value of the number at `index` when it is an integer literal of at most 18 digits
     /// (read straight from the bytes), otherwise nil.
     @inline(__always)

@@ -5,7 +5,30 @@ import Foundation
 struct ByteWriter {
     private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    /// A `Data` value that ``raw(_:)-(Data)`` left out of ``bytes`` (see ``defersLargeData``):
+    /// it belongs at `offset` of ``bytes``, before the byte that is there now.
+    struct Deferred {
+        var offset: Int
+        var data: Data
+    }
+
+    /// With `defersLargeData`, ``raw(_:)-(Data)`` records a `Data` of at least this many bytes
+    /// in ``deferred`` instead of copying it.
+    static let deferredMinimum = 4096
+
+    /// Whether large `Data` values are left out of ``bytes`` and listed in ``deferred``, so
+    /// that the caller copies them once, straight to where the whole encoding goes (a log
+    /// record's document into LMDB's page: ``LogRecord/checkedParts()``). Off by default.
+    let defersLargeData: Bool
+    private(set) var deferred: [Deferred] = []
+    private var deferredBytes = 0
+    /// The bytes written so far, deferred ones included.
+    var count: Int { bytes.count + deferredBytes }
+
+    init(capacity: Int = 64, defersLargeData: Bool = false) {
+        self.defersLargeData = defersLargeData
+        bytes.reserveCapacity(capacity)
+    }
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
     mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
@@ -18,9 +41,18 @@ struct ByteWriter {
         if b.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) != nil { return }
         bytes.append(contentsOf: b)
     }
-    mutating func raw(_ d: Data) { d.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+    mutating func raw(_ d: Data) {
+        if defersLargeData && d.count >= Self.deferredMinimum {
+            deferred.append(Deferred(offset: bytes.count, data: d))
+            deferredBytes += d.count
+            return
+        }
+        d.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    }
+    mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(contentsOf: b) }
 
     /// Overwrites the 4 bytes at `offset` (written earlier, e.g. by `u32(0)`) with `v`, big-endian.
+    /// (`offset` counts the bytes of ``bytes``: a deferred value before it is not counted.)
     mutating func patchU32(_ v: UInt32, at offset: Int) {
         precondition(offset >= 0 && offset + 4 <= bytes.count, "patchU32 outside the bytes written")
         bytes[offset] = UInt8(truncatingIfNeeded: v >> 24)

@@ -54,12 +54,30 @@ public struct LogRecord: Sendable, Hashable {
     /// The record's bytes in format version 1, or ``StoreError/invalidEvent`` when a length
     /// does not fit its field (collection name: 2 bytes, payload: 4 bytes).
     func checkedEncoding() throws(StoreError) -> [UInt8] {
+        var w = try encodedWithoutChecksum(defersLargeData: false)
+        w.u32(CRC32C.checksum(w.bytes))
+        return w.bytes
+    }
+
+    /// The bytes of ``checkedEncoding()`` in parts, to be written once to where they are
+    /// stored (the store's writer: into the space LMDB reserves for the record), so a fetched
+    /// document is not first copied into a buffer of the record's own; the checksum is
+    /// computed while writing. Throws as ``checkedEncoding()``.
+    func checkedParts() throws(StoreError) -> EncodedParts {
+        EncodedParts(writer: try encodedWithoutChecksum(defersLargeData: true))
+    }
+
+    /// Everything but the trailing CRC-32C; with `defersLargeData`, rows' JSON of 4 KiB or
+    /// more is left out of the writer's bytes and listed with where it belongs.
+    private func encodedWithoutChecksum(defersLargeData: Bool) throws(StoreError) -> ByteWriter {
         let name = Array(collection.utf8)
         guard name.count <= Int(UInt16.max) else {
             throw StoreError(.invalidEvent, "collection name of \(name.count) bytes does not fit a log record (at most \(UInt16.max))", lsn: lsn)
         }
         // The payload is written in place after the header; its length is filled in after.
-        var w = ByteWriter(capacity: Self.overhead + name.count + event.encodedPayloadCapacity)
+        // (Deferred data is not in the buffer, so it is sized for the rest.)
+        let capacity = defersLargeData ? 512 : Self.overhead + name.count + event.encodedPayloadCapacity
+        var w = ByteWriter(capacity: capacity, defersLargeData: defersLargeData)
         w.u8(Self.formatVersion)
         w.u8(kind.rawValue)
         w.u16(0)
@@ -67,16 +85,62 @@ public struct LogRecord: Sendable, Hashable {
         w.i64(ByteWriter.micros(timestamp))
         w.u16(UInt16(name.count))
         w.raw(name)
-        let lengthOffset = w.bytes.count
+        let lengthOffset = w.count
         w.u32(0)
         event.encodePayload(into: &w)
-        let payloadCount = w.bytes.count - lengthOffset - 4
+        let payloadCount = w.count - lengthOffset - 4
         guard payloadCount <= Int(UInt32.max) - Self.overhead - name.count else {
             throw StoreError(.invalidEvent, "\(kind.name) for \(collection) is \(payloadCount) bytes; a log record holds less than 4 GiB", lsn: lsn)
         }
+        // Nothing is deferred before the payload, so the offset is one in `w.bytes` too.
         w.patchU32(UInt32(payloadCount), at: lengthOffset)
-        w.u32(CRC32C.checksum(w.bytes))
-        return w.bytes
+        return w
+    }
+
+    /// A record's bytes as ``checkedParts()`` gives them: ``count`` bytes, written by
+    /// ``write(into:)``.
+    struct EncodedParts {
+        fileprivate let writer: ByteWriter
+
+        /// The record's length in bytes, its checksum included.
+        var count: Int { writer.count + 4 }
+
+        /// Writes the record — the bytes ``LogRecord/checkedEncoding()`` returns — into
+        /// `out`, which holds exactly ``count`` bytes. Each part is copied once and its
+        /// checksum taken from the copy while it is in the cache.
+        func write(into out: UnsafeMutableRawBufferPointer) {
+            precondition(out.count == count, "a record of \(count) bytes written into \(out.count)")
+            guard let base = out.baseAddress else { return }
+            var at = 0
+            var crc: UInt32 = 0
+            func copy(_ source: UnsafeRawBufferPointer) {
+                guard let from = source.baseAddress else { return }
+                // In blocks, so the checksum reads what was just written from the cache
+                // rather than from memory.
+                var done = 0
+                while done < source.count {
+                    let n = min(Self.block, source.count - done)
+                    let to = base + at + done
+                    to.copyMemory(from: from + done, byteCount: n)
+                    crc = CRC32C.checksum(UnsafeRawBufferPointer(start: to, count: n), continuing: crc)
+                    done += n
+                }
+                at += source.count
+            }
+            writer.bytes.withUnsafeBytes { small in
+                var from = 0
+                for part in writer.deferred {
+                    copy(UnsafeRawBufferPointer(rebasing: small[from..<part.offset]))
+                    part.data.withUnsafeBytes { copy($0) }
+                    from = part.offset
+                }
+                copy(UnsafeRawBufferPointer(rebasing: small[from...]))
+            }
+            (base + at).storeBytes(of: crc.bigEndian, as: UInt32.self)
+        }
+
+        /// 48 KiB: two of the CRC's three-stream blocks (3 × 8 KiB), within a core's L2.
+        private static let block = 49_152
     }
 
     /// The collection name in a record's header (bytes 20 ..< 22+*n*), read without checking

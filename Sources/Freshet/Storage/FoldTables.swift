@@ -28,6 +28,13 @@ protocol FoldTables: ~Copyable {
     /// its map, `MDB_RESERVE`; no buffer of the value's own). `fill` writes all `count`
     /// bytes and does not keep the buffer.
     func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError)
+    /// Puts `count` entries, entry `i` lent by `entry` (valid for the whole call), in the order
+    /// `0 ..< count`; with `noOverwrite` an entry whose key is stored is left out and its
+    /// index returned (ascending). In LMDB one cursor serves them all, cheapest with ascending
+    /// keys (``Transaction/putEach(_:count:noOverwrite:_:)``).
+    /// - Throws: storage errors (never ``LMDBError/keyExists``).
+    func putEach(_ db: Database, count: Int, noOverwrite: Bool,
+                 _ entry: (Int) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)) throws(LMDBError) -> [Int]
     /// Deletes `key`; returns whether it was there.
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool
@@ -57,6 +64,23 @@ extension FoldTables where Self: ~Copyable {
         let found = try withValue(rows, key: Keys.row(prefix, position: position)) { try body(position, $0) }
         if let found { return found }
         return try body(position, nil)
+    }
+
+    /// ``putEach(_:count:noOverwrite:_:)`` as one ``put(_:key:bytes:append:noOverwrite:)``
+    /// per entry (``MemoryTables``; LMDB has its own, with a cursor).
+    func putEach(_ db: Database, count: Int, noOverwrite: Bool,
+                 _ entry: (Int) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)) throws(LMDBError) -> [Int] {
+        var held: [Int] = []
+        for i in 0..<count {
+            let (key, value) = entry(i)
+            do {
+                try put(db, key: Array(key), bytes: value, append: false, noOverwrite: noOverwrite)
+            } catch {
+                guard noOverwrite, error.code == LMDBError.keyExists.code else { throw error }
+                held.append(i)
+            }
+        }
+        return held
     }
 
     /// ``put(_:key:value:append:noOverwrite:)`` replacing any value stored under `key`.

@@ -201,33 +201,116 @@ struct MaterializedState {
         try txn.put(dbs.rowIndex, key: Keys.index(prefix, id: id), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
     }
 
-    /// Writes a row encoded by ``encodeRow(_:)`` at `position` (where no row is) and indexes
-    /// its `id`; a row the collection already holds under `id` elsewhere is removed, so the
-    /// ID moves here. The same result as ``remove(id:prefix:in:)`` then
-    /// ``put(header:json:id:at:prefix:in:)``, with one index search instead of two when the ID is
-    /// new: the index entry is put with `MDB_NOOVERWRITE`, which fails with `MDB_KEYEXIST`
-    /// (changing nothing) only when the ID is already held (LMDB's `mdb_put` documentation).
-    func move(encoded value: UnsafeRawBufferPointer, id: String, to position: UInt64, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
-        try txn.put(dbs.rows, key: Keys.row(prefix, position: position), bytes: value, append: false, noOverwrite: false)
-        let indexKey = Keys.index(prefix, id: id)
-        var big = position.bigEndian
-        let isNew: Bool
-        do {
-            try withUnsafeBytes(of: &big) { (p) throws(LMDBError) in
-                try txn.put(dbs.rowIndex, key: indexKey, bytes: p, append: false, noOverwrite: true)
+    /// Writes `rows` at their positions (where no row is) and indexes their IDs; a row the
+    /// collection already holds under one of the IDs elsewhere is removed, so the ID moves
+    /// here, and of rows sharing an ID the last one stays. The same result as, row by row,
+    /// ``remove(id:prefix:in:)`` then ``put(header:json:id:at:prefix:in:)``, for less:
+    /// - the rows go in through one cursor in position order, and the index entries through
+    ///   another in key order (sorted here), so LMDB searches one leaf page per put instead
+    ///   of descending from the root (``FoldTables/putEach(_:count:noOverwrite:_:)``);
+    /// - each index entry is put with `MDB_NOOVERWRITE`, which leaves a held ID alone and
+    ///   reports it (LMDB's `mdb_put` documentation): only those IDs are looked up again.
+    func place(_ rows: EncodedRows, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
+        try rows.withBuffers { b in
+            _ = try txn.putEach(dbs.rows, count: rows.count, noOverwrite: false) { i in (b.rowKey(i), b.row(i)) }
+            let order = Self.keyOrder(b, count: rows.count, skipping: prefix.count)
+            let held = try txn.putEach(dbs.rowIndex, count: rows.count, noOverwrite: true) { j in
+                (b.indexKey(order[j]), b.value(order[j]))
             }
-            isNew = true
-        } catch {
-            guard error.code == LMDBError.keyExists.code else { throw error }
-            isNew = false
+            // In key order, and rows with one ID in page order: the last of them wins, as if
+            // they had been put one by one.
+            for j in held {
+                let i = order[j]
+                let key = Array(b.indexKey(i))
+                let position = rows.positions[i]
+                let old = try txn.withValue(dbs.rowIndex, key: key) { v in v.count == 8 ? Keys.readUInt64(v, at: 0) : nil } ?? nil
+                if let old, old != position {
+                    try txn.delete(dbs.rows, key: Keys.row(prefix, position: old))
+                }
+                try txn.put(dbs.rowIndex, key: key, bytes: b.value(i), append: false, noOverwrite: false)
+            }
         }
-        if isNew { return }
-        if let old = try self.position(of: id, prefix: prefix, in: txn), old != position {
-            try txn.delete(dbs.rows, key: Keys.row(prefix, position: old))
+    }
+
+    /// The rows' indices in the order of their index keys as LMDB sorts them (`memcmp`, then
+    /// the shorter first; all share the first `skip` bytes), rows with equal keys in page order.
+    private static func keyOrder(_ b: EncodedRows.Buffers, count: Int, skipping skip: Int) -> [Int] {
+        // Ordered by the first 8 bytes after the prefix as one big-endian integer (a radix
+        // sort: eight stable passes of one byte each, a pass skipped when every key has the
+        // same byte there), then by the rest of the key only within runs whose first 8 bytes
+        // tie. The standard library's generic `sort(by:)` was a tenth of folding the page.
+        var entries = [KeyOrderEntry](unsafeUninitializedCapacity: count) { out, initialized in
+            for i in 0..<count {
+                let key = b.indexKey(i)
+                var head: UInt64 = 0
+                for k in 0..<8 {
+                    head <<= 8
+                    if skip + k < key.count { head |= UInt64(key[skip + k]) }
+                }
+                out.initializeElement(at: i, to: KeyOrderEntry(head: head, index: i))
+            }
+            initialized = count
         }
-        try withUnsafeBytes(of: &big) { (p) throws(LMDBError) in
-            try txn.put(dbs.rowIndex, key: indexKey, bytes: p, append: false, noOverwrite: false)
+        var scratch = entries
+        var counts = [Int](repeating: 0, count: 257)
+        entries.withUnsafeMutableBufferPointer { a in
+            scratch.withUnsafeMutableBufferPointer { t in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    var source = a, target = t
+                    var inTarget = false
+                    for shift in stride(from: UInt64(0), to: 64, by: 8) {
+                        counts.update(repeating: 0)
+                        for e in source { counts[Int(truncatingIfNeeded: (e.head >> shift) & 0xFF) + 1] += 1 }
+                        if counts.contains(count) { continue }
+                        for d in 1..<257 { counts[d] += counts[d - 1] }
+                        for e in source {
+                            let d = Int(truncatingIfNeeded: (e.head >> shift) & 0xFF)
+                            target[counts[d]] = e
+                            counts[d] += 1
+                        }
+                        swap(&source, &target)
+                        inTarget.toggle()
+                    }
+                    if inTarget { _ = a.update(fromContentsOf: t) }
+                }
+                // Runs of equal first 8 bytes, by the rest of the key (memcmp, then the shorter
+                // first), ties in page order: an insertion sort (stable; runs are short).
+                var start = 0
+                while start < count {
+                    var end = start + 1
+                    while end < count && a[end].head == a[start].head { end += 1 }
+                    if end - start > 1 {
+                        for i in (start + 1)..<end {
+                            let x = a[i]
+                            var j = i
+                            while j > start && Self.keyBefore(b.indexKey(x.index), b.indexKey(a[j - 1].index), from: skip + 8) {
+                                a[j] = a[j - 1]
+                                j -= 1
+                            }
+                            a[j] = x
+                        }
+                    }
+                    start = end
+                }
+            }
         }
+        return entries.map(\.index)
+    }
+
+    /// Whether key `a` sorts before key `c` in LMDB's order, both known equal before `offset`;
+    /// equal keys are not before each other.
+    private static func keyBefore(_ a: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer, from offset: Int) -> Bool {
+        let shared = min(a.count, c.count)
+        if shared > offset, let pa = a.baseAddress, let pc = c.baseAddress {
+            let r = memcmp(pa + offset, pc + offset, shared - offset)
+            if r != 0 { return r < 0 }
+        }
+        return a.count < c.count
+    }
+
+    private struct KeyOrderEntry {
+        var head: UInt64
+        var index: Int
     }
 
     /// Removes the row with `id`; returns whether it was there.
@@ -349,23 +432,92 @@ struct MaterializedState {
 }
 
 /// A page's rows encoded by ``MaterializedState/encodeRow(_:)`` into one buffer, each with the
-/// position it is to be stored at: two allocations for a whole page instead of one per row
-/// (freeing a thousand small arrays was a twelfth of folding a 1,000-row page).
+/// position it is to be stored at, and the keys of both tables built alongside: a handful of
+/// allocations for a whole page instead of several per row (freeing a thousand small arrays
+/// was a twelfth of folding a 1,000-row page; building a key array per put a sixth).
 struct EncodedRows {
-    private var bytes: ByteWriter
-    private var ends: [Int] = []
-    private(set) var positions: [UInt64] = []
+    private var bytes: [UInt8]
+    private var ends: [Int]
+    private(set) var positions: [UInt64]
+    /// The rows table's keys (`prefix` + position, big-endian), `rowKeyLength` bytes each.
+    private var rowKeys: [UInt8]
+    private let rowKeyLength: Int
+    /// The row index's keys (`prefix` + ID), row `i`'s ending at `indexEnds[i]`.
+    private var indexKeys: [UInt8]
+    private var indexEnds: [Int]
+    /// The index's values: each position, big-endian, 8 bytes a row.
+    private var values: [UInt8]
 
-    /// `rows` placed as page `page`, in order.
-    init(_ rows: [Row], page: Int) {
-        bytes = ByteWriter(capacity: rows.reduce(0) { $0 + $1.json.count + $1.id.utf8.count + 2 })
-        ends.reserveCapacity(rows.count)
-        positions.reserveCapacity(rows.count)
-        for (index, row) in rows.enumerated() {
-            MaterializedState.appendRow(row, to: &bytes)
-            ends.append(bytes.bytes.count)
-            positions.append(Keys.position(page: page, index: index))
+    /// `rows` placed as page `page`, in order, in the collection whose key prefix is `prefix`.
+    init(_ rows: [Row], page: Int, prefix: [UInt8]) {
+        let n = rows.count
+        var rowTotal = 0
+        var idTotal = 0
+        for row in rows {
+            let idCount = row.id.utf8.count
+            idTotal += idCount
+            rowTotal += ByteWriter.varintLength(UInt64(idCount)) + idCount + row.json.count
         }
+        var ends = [Int](repeating: 0, count: n)
+        var indexEnds = [Int](repeating: 0, count: n)
+        var positions = [UInt64](repeating: 0, count: n)
+        rowKeyLength = prefix.count + 8
+        var rowKeys = [UInt8](repeating: 0, count: n * rowKeyLength)
+        var values = [UInt8](repeating: 0, count: n * 8)
+        var indexKeys = [UInt8](repeating: 0, count: n * prefix.count + idTotal)
+        var bytes = [UInt8](repeating: 0, count: rowTotal)
+        let keyLength = rowKeyLength
+        bytes.withUnsafeMutableBytes { out in
+        indexKeys.withUnsafeMutableBytes { index in
+        rowKeys.withUnsafeMutableBytes { keys in
+        values.withUnsafeMutableBytes { values in
+        prefix.withUnsafeBytes { prefix in
+            var at = 0
+            var indexAt = 0
+            for i in 0..<n {
+                let row = rows[i]
+                var id = row.id
+                id.withUTF8 { id in
+                    var length = UInt64(id.count)
+                    while length >= 0x80 {
+                        out[at] = UInt8(length & 0x7F) | 0x80
+                        at += 1
+                        length >>= 7
+                    }
+                    out[at] = UInt8(length)
+                    at += 1
+                    UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + id.count)]).copyMemory(from: UnsafeRawBufferPointer(id))
+                    at += id.count
+                    UnsafeMutableRawBufferPointer(rebasing: index[indexAt..<(indexAt + prefix.count)]).copyMemory(from: prefix)
+                    indexAt += prefix.count
+                    UnsafeMutableRawBufferPointer(rebasing: index[indexAt..<(indexAt + id.count)]).copyMemory(from: UnsafeRawBufferPointer(id))
+                    indexAt += id.count
+                }
+                row.json.withUnsafeBytes { json in
+                    UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + json.count)]).copyMemory(from: json)
+                    at += json.count
+                }
+                ends[i] = at
+                indexEnds[i] = indexAt
+                let position = Keys.position(page: page, index: i)
+                positions[i] = position
+                let key = UnsafeMutableRawBufferPointer(rebasing: keys[(i * keyLength)..<((i + 1) * keyLength)])
+                key.copyMemory(from: prefix)
+                key.storeBytes(of: position.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
+                values.storeBytes(of: position.bigEndian, toByteOffset: i * 8, as: UInt64.self)
+            }
+        }
+        }
+        }
+        }
+        }
+        self.bytes = bytes
+        self.ends = ends
+        self.indexEnds = indexEnds
+        self.positions = positions
+        self.rowKeys = rowKeys
+        self.values = values
+        self.indexKeys = indexKeys
     }
 
     var count: Int { ends.count }
@@ -373,7 +525,7 @@ struct EncodedRows {
     /// Lends row `i`'s encoded bytes to `body`.
     func withRow<R, E: Error>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let start = i == 0 ? 0 : ends[i - 1]
-        let result: Result<R, E> = bytes.bytes.withUnsafeBytes { all in
+        let result: Result<R, E> = bytes.withUnsafeBytes { all in
             do throws(E) {
                 return .success(try body(UnsafeRawBufferPointer(rebasing: all[start..<ends[i]])))
             } catch {
@@ -381,5 +533,48 @@ struct EncodedRows {
             }
         }
         return try result.get()
+    }
+
+    /// The buffers, lent to `body` for the length of the call.
+    func withBuffers<R>(_ body: (Buffers) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { bytes in
+            try rowKeys.withUnsafeBytes { rowKeys in
+                try indexKeys.withUnsafeBytes { indexKeys in
+                    try values.withUnsafeBytes { values in
+                        try ends.withUnsafeBufferPointer { ends in
+                            try indexEnds.withUnsafeBufferPointer { indexEnds in
+                                try body(Buffers(bytes: bytes, ends: ends, rowKeys: rowKeys, rowKeyLength: rowKeyLength,
+                                                 indexKeys: indexKeys, indexEnds: indexEnds, values: values))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Row `i`'s encoded bytes, its rows-table key, its index key and index value, read
+    /// from the lent buffers.
+    struct Buffers {
+        let bytes: UnsafeRawBufferPointer
+        let ends: UnsafeBufferPointer<Int>
+        let rowKeys: UnsafeRawBufferPointer
+        let rowKeyLength: Int
+        let indexKeys: UnsafeRawBufferPointer
+        let indexEnds: UnsafeBufferPointer<Int>
+        let values: UnsafeRawBufferPointer
+
+        func row(_ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: bytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]])
+        }
+        func rowKey(_ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: rowKeys[(i * rowKeyLength)..<((i + 1) * rowKeyLength)])
+        }
+        func indexKey(_ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: indexKeys[(i == 0 ? 0 : indexEnds[i - 1])..<indexEnds[i]])
+        }
+        func value(_ i: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: values[(i * 8)..<((i + 1) * 8)])
+        }
     }
 }

@@ -278,7 +278,10 @@ final class LogWriter: Sendable {
             }
             lsn = following
             let record = LogRecord(lsn: lsn, timestamp: now(), collection: entry.collection, event: entry.event)
-            try txn.put(state.dbs.log, key: lsn.keyBytes, value: record.checkedEncoding(), append: true)
+            // Encoded straight into the space LMDB reserves for it: a fetched document is
+            // copied once into the map, not into a buffer first (docs/performance.md, round 9).
+            let parts = try record.checkedParts()
+            try txn.put(state.dbs.log, key: lsn.keyBytes, reserving: parts.count, append: true) { parts.write(into: $0) }
             try Fold.apply(record, to: state, in: txn)
         }
         return lsn

@@ -1,4 +1,5 @@
 import Foundation
+import FreshetHTTP
 import FreshetLMDB
 import Synchronization
 
@@ -24,6 +25,9 @@ public final class Store: Sendable {
     /// the path the user typed (docs/operations.md, "Exit status").
     public let displayPath: String
     public let configuration: Configuration
+    /// The redaction every URL that reaches the log, a message or an error goes through
+    /// (``Configuration/redactedQueryParameters``; built once: a refresh uses it several times).
+    let urlRedaction: URLRedaction
     let dependencies: Dependencies
     let env: Environment
     let state: MaterializedState
@@ -128,6 +132,7 @@ public final class Store: Sendable {
             self.directory = URL(fileURLWithPath: path)
             self.displayPath = shown
             self.configuration = configuration
+            self.urlRedaction = URLRedaction(secretParameterNames: configuration.redactedQueryParameters)
             self.dependencies = dependencies
             self.claimed = claimed
             self.sendsMutations = create && configuration.sendsMutations

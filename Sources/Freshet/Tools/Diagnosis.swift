@@ -14,9 +14,11 @@ public struct Diagnosis: Sendable {
         /// Written locally, never fetched: fresh by definition.
         case localOnly
         /// The last attempts failed while the server could not be reached (`cannotConnect`,
-        /// `timedOut`, `connectionLost`): the stored rows are served stale while offline.
+        /// `timedOut`, `connectionLost`): the stored rows are served while offline, fresh or
+        /// stale as the summary's end says (a failure does not make rows stale).
         case offline
-        /// The last attempts failed for another reason (an HTTP status, a bad body).
+        /// The last attempts failed for another reason (an HTTP status, a bad body); the
+        /// summary ends with the rows' freshness too.
         case failing
         /// Invalidated after its last fetch, and not fetched since.
         case invalidated

@@ -111,10 +111,12 @@ extension Store {
             let since = failingSince(mark: mark, error: error, timeline: timeline)
             let offline = ["cannotConnect", "timedOut", "connectionLost"].contains(error.reason)
             let attempts = "\(mark.consecutiveFailures) failed attempt\(mark.consecutiveFailures == 1 ? "" : "s"), last \(error.reason)\(error.status.map { " \($0)" } ?? ""): \(error.message)"
+            // A failure does not make rows stale: the line says what their freshness is, so
+            // "offline" beside "status fresh" reads as what it is (trial finding).
             if offline {
-                return (.offline, "offline since\(since): \(attempts); serving \(lastSync) while offline")
+                return (.offline, "offline since\(since): \(attempts); serving \(lastSync) while offline; \(freshness.reason)")
             }
-            return (.failing, "failing since\(since): \(attempts); showing \(lastSync)")
+            return (.failing, "failing since\(since): \(attempts); showing \(lastSync); \(freshness.reason)")
         }
         guard mark.validatedAt != nil else {
             if let invalidated = mark.invalidatedAt {

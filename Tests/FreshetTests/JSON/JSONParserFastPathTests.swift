@@ -156,6 +156,40 @@ struct JSONParserFastPathTests {
         #expect(tape.nodes.filter { $0.kind == .object }.map(\.flag) == flags)
     }
 
+    @Test("white space around `:` and `,` (checked only when the byte there is not the one expected) is read on either side", arguments: [
+        #"{"a" :1,"b":2}"#, #"{"a": 1,"b":2}"#, #"{"a"\#t:\#n1,"b":2}"#, #"{"a":1 ,"b":2}"#, #"{"a":1, "b":2}"#,
+        #"{"a":1,"b":2 }"#, #"{ "a":1,"b":2}"#, #"{"a":1,"b":2\#r\#n}"#,
+    ])
+    func whiteSpaceAroundSeparators(text: String) throws {
+        let tape = try tapes.parse(Array(text.utf8))
+        let minified = try tapes.parse(Array(#"{"a":1,"b":2}"#.utf8))
+        #expect(tape.nodes.map(\.kind) == minified.nodes.map(\.kind))
+        #expect(tape.nodes.map(\.count) == minified.nodes.map(\.count))
+        #expect(tape.nodes.map(\.next) == minified.nodes.map(\.next))
+        // Only the object's flag changes: it is not canonical.
+        #expect(!tape[0].flag)
+        #expect(minified[0].flag)
+    }
+
+    @Test("a missing or wrong separator fails at its exact offset, with or without white space before it", arguments: [
+        (#"{"a" 1}"#, JSONError(.unexpectedByte(UInt8(ascii: "1")), at: 5)),
+        (#"{"a"1}"#, JSONError(.unexpectedByte(UInt8(ascii: "1")), at: 4)),
+        (#"{"a";1}"#, JSONError(.unexpectedByte(UInt8(ascii: ";")), at: 4)),
+        (#"{"a""#, JSONError(.unexpectedEnd, at: 4)),
+        (#"{"a" "#, JSONError(.unexpectedEnd, at: 5)),
+        (#"{"a":"#, JSONError(.unexpectedEnd, at: 5)),
+        (#"{"a": "#, JSONError(.unexpectedEnd, at: 6)),
+        (#"{"a":1 x}"#, JSONError(.unexpectedByte(UInt8(ascii: "x")), at: 7)),
+        (#"{"a":1x}"#, JSONError(.unexpectedByte(UInt8(ascii: "x")), at: 6)),
+        (#"[1 "#, JSONError(.unexpectedEnd, at: 3)),
+        (#"[1,"#, JSONError(.unexpectedEnd, at: 3)),
+        (#"[1, "#, JSONError(.unexpectedEnd, at: 4)),
+        (#"[1 ,]"#, JSONError(.unexpectedByte(UInt8(ascii: "]")), at: 4)),
+    ] as [(String, JSONError)])
+    func separatorErrors(text: String, expected: JSONError) {
+        #expect(tapes.error(Array(text.utf8)) == expected)
+    }
+
     @Test("a tape parsed again reuses its storage and gives what a fresh parse gives; a copy keeps the old nodes")
     func reparse() throws {
         let big = Array(("[" + [String](repeating: #"{"a":[1,"x"]}"#, count: 500).joined(separator: ",") + "]").utf8)

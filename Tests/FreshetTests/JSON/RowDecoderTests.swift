@@ -156,6 +156,19 @@ struct RowDecoderTests {
     @Test("numbers, dates, data, URLs, decimals and dictionaries decode like JSONDecoder's defaults", arguments: scalarCases)
     func scalarOutcomes(json: String) { Self.same(Scalars.self, Data(json.utf8)) }
 
+    @Test("-0 decodes to -0.0 as a Double and a Float, as JSONDecoder reads it (-0.0 == 0.0, so the sign is checked)")
+    func negativeZero() throws {
+        let json = Data(#"{"d":-0,"f":-0,"i":-0}"#.utf8)
+        let foundation = try JSONDecoder().decode(Scalars.self, from: json)
+        let ours = try RowDecoder().decode(Scalars.self, from: json)
+        #expect(foundation.d?.sign == .minus)
+        #expect(ours.d?.sign == .minus)
+        #expect(ours.f?.sign == .minus)
+        #expect(ours.i == 0)
+        let positive = try RowDecoder().decode(Scalars.self, from: Data(#"{"d":0}"#.utf8))
+        #expect(positive.d?.sign == .plus)
+    }
+
     static let nestedCases: [String] = [
         #"{"a":{"b":[[1,2],[3,4]]}}"#,
         #"{"a":{"b":[[1,2],[3]]}}"#,

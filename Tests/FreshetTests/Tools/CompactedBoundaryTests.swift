@@ -40,12 +40,15 @@ struct CompactedBoundaryTests {
     func whyOfflineSinceAfterCompaction() async throws {
         try await withOfflineStore { directory, start in
             let failedAt = LogRecord.iso8601(start.addingTimeInterval(10))
-            let verdict = "todos: offline since \(failedAt) (LSN 3): 1 failed attempt, last cannotConnect: could not connect to the server; serving rows last synced at \(LogRecord.iso8601(start)) while offline"
-            #expect(runTool(["why", directory.path, "todos"]).stdout.first == verdict)
+            // Judged at a fixed time after every record (the compaction's too), so the rows'
+            // freshness that ends the line does not depend on the wall clock.
+            let at = ["--at", LogRecord.iso8601(start.addingTimeInterval(200))]
+            let verdict = "todos: offline since \(failedAt) (LSN 3): 1 failed attempt, last cannotConnect: could not connect to the server; serving rows last synced at \(LogRecord.iso8601(start)) while offline; stale for 2.3 min (max-age=60, age 3.3 min)"
+            #expect(runTool(["why", directory.path, "todos"] + at).stdout.first == verdict)
             let checkpoint = try await compactAll(directory)
             #expect(checkpoint.lsn == 4)
             #expect(checkpoint.throughLSN == 3)
-            let run = runTool(["why", directory.path, "todos"])
+            let run = runTool(["why", directory.path, "todos"] + at)
             #expect(run.status == 0)
             #expect(run.stdout.first == verdict)
             // The library's why, asked for no time, judges at the last event: the failure, not the compaction.
@@ -53,7 +56,7 @@ struct CompactedBoundaryTests {
             let judged = Result { () throws(ToolError) in try reopened.why("todos").time }
             reopened.close()
             #expect(try judged.get() == start.addingTimeInterval(10))
-            let json = runTool(["why", directory.path, "todos", "--json"])
+            let json = runTool(["why", directory.path, "todos", "--json"] + at)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.joined().utf8)) as? [String: Any])
             #expect(object["summary"] as? String == String(verdict.dropFirst("todos: ".count)))
         }

@@ -35,6 +35,16 @@ struct DemoLifecycleTests {
         }
     }
 
+    @Test("--help into a full disk (/dev/full) exits 2 with one line on standard error")
+    func helpToFullDisk() async throws {
+        try await withDemoDirectory { demo, directory in
+            let child = try SpawnedProcess([demo.path, "--help"], directory: directory.path, standardOutput: .file("/dev/full"), standardError: .pipe)
+            let errors = child.readErrorLines()
+            #expect(await child.exited() == .exited(2))
+            #expect(errors == ["freshet-demo: cannot write the output: No space left on device"])
+        }
+    }
+
     @Test("an unknown argument exits 2 with one line on standard error")
     func unknownArgument() async throws {
         try await withDemoDirectory { demo, directory in

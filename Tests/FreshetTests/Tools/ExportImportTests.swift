@@ -104,7 +104,7 @@ extension LogToolTests {
                 try Data(#"{"lsn":11,"micros":0,"kind":"invalidated","collection":"a","event":{}}"#.utf8).write(to: file)
                 let run = runTool(["import", directory.path, file.path])
                 #expect(run.status == 2)
-                #expect(run.stderr == ["freshet: \(file.path): \(directory.path) is not empty; import builds a new store in a new or empty directory"])
+                #expect(run.stderr == ["freshet: \(directory.path) is not empty; import builds a new store in a new or empty directory"])
                 #expect(try contents(of: directory) == before)
             }
         }

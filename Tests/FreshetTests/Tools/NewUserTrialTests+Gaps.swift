@@ -197,7 +197,7 @@ extension LogToolTests.NewUserTrialTests {
             let missing = typed + "-none"
             #expect(runTool(["verify", missing]) == ToolRun(status: 2, stdout: [], stderr: ["freshet: cannot open store \(missing): \(missing) does not exist"]))
             try await withFile(Self.fiveRecords[0]) { file, _ in
-                #expect(runTool(["import", typed, file]) == ToolRun(status: 2, stdout: [], stderr: ["freshet: \(file): \(typed) is not empty; import builds a new store in a new or empty directory"]))
+                #expect(runTool(["import", typed, file]) == ToolRun(status: 2, stdout: [], stderr: ["freshet: \(typed) is not empty; import builds a new store in a new or empty directory"]))
             }
         }
     }

@@ -73,12 +73,16 @@ extension LogToolTests {
                     let dangling = outside.appendingPathComponent("dangling.svg").path
                     try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: store.appendingPathComponent("new.svg").path)
                     let dotted = store.path + "/../" + store.lastPathComponent + "/x.svg"
-                    for path in [data.path, link, dangling, dotted, store.path] {
+                    for path in [data.path, link, dangling, dotted] {
                         let run = runTool(["why", store.path, "favourites", "--svg", path])
                         #expect(run.status == 2)
                         #expect(run.stdout == [])
                         #expect(run.stderr == ["freshet: cannot write \(path): it is inside the store directory \(store.path); give a path outside it"])
                     }
+                    // The store directory itself is a directory first of all.
+                    let run = runTool(["why", store.path, "favourites", "--svg", store.path])
+                    #expect(run.status == 2)
+                    #expect(run.stderr == ["freshet: cannot write \(store.path): it is a directory, not a file"])
                     #expect(try Data(contentsOf: data) == before)
                     #expect(!FileManager.default.fileExists(atPath: store.appendingPathComponent("new.svg").path))
                     #expect(!FileManager.default.fileExists(atPath: store.appendingPathComponent("x.svg").path))

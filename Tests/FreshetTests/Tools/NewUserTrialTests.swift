@@ -67,9 +67,10 @@ extension LogToolTests {
                 ])
                 let stats = runTool(["stats", directory.path])
                 #expect(stats.stdout.last == #"  todo\u{202E}s  2 records  253 log bytes  1 row  35 row bytes"#)
-                let why = runTool(["why", directory.path, "todo\u{202E}s"])
+                // At LSN 2 (0.436 s after the fetch), so the freshness that ends the line is fixed.
+                let why = runTool(["why", directory.path, "todo\u{202E}s", "--lsn", "2"])
                 #expect(why.status == 0)
-                #expect(why.stdout.first == #"todo\u{202E}s: failing since 2026-12-01T03:20:58.900Z (LSN 2): 1 failed attempt, last crossOrigin: next URL http://ev\u{1B}]0;pwned\u{7}il:8080/list is on another origin; showing rows last synced at 2026-12-01T03:20:58.464Z"#)
+                #expect(why.stdout.first == #"todo\u{202E}s: failing since 2026-12-01T03:20:58.900Z (LSN 2): 1 failed attempt, last crossOrigin: next URL http://ev\u{1B}]0;pwned\u{7}il:8080/list is on another origin; showing rows last synced at 2026-12-01T03:20:58.464Z; stale for 0 s (no max-age, Expires or Last-Modified, age 0 s)"#)
                 for line in replay.stdout + stats.stdout + why.stdout + why.stderr {
                     #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{202E}" })
                 }
@@ -188,7 +189,7 @@ extension LogToolTests {
             let one = Self.fetched(1, micros: Self.base, collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#)
             try await withFile(one) { file, store in
                 let onFile = runTool(["import", file, file])
-                #expect(onFile == ToolRun(status: 2, stdout: [], stderr: ["freshet: \(file): \(URL(fileURLWithPath: file).standardizedFileURL.path) is a file, not a directory; import builds a new store in a new or empty directory"]))
+                #expect(onFile == ToolRun(status: 2, stdout: [], stderr: ["freshet: \(URL(fileURLWithPath: file).standardizedFileURL.path) is a file, not a directory; import builds a new store in a new or empty directory"]))
                 let fromDirectory = runTool(["import", store.path, store.deletingLastPathComponent().path])
                 #expect(fromDirectory == ToolRun(status: 2, stdout: [], stderr: ["freshet: cannot read \(store.deletingLastPathComponent().path): it is a directory, not a JSON Lines file"]))
             }
@@ -224,9 +225,9 @@ extension LogToolTests {
                         // Which check the loser meets (before, at or after the directory lock) depends on timing; all are notEmpty.
                         let standardized = URL(fileURLWithPath: directory).standardizedFileURL.path
                         outcomes.append(status == 0 && text.isEmpty ? "ok" : text
-                            .replacingOccurrences(of: "freshet: \(file): \(standardized) is not empty: another import wrote a store there meanwhile; nothing was written\n", with: "2 not empty")
-                            .replacingOccurrences(of: "freshet: \(file): \(standardized) is not empty: another import is writing a store there; nothing was written\n", with: "2 not empty")
-                            .replacingOccurrences(of: "freshet: \(file): \(standardized) is not empty; import builds a new store in a new or empty directory\n", with: "2 not empty")
+                            .replacingOccurrences(of: "freshet: \(standardized) is not empty: another import wrote a store there meanwhile; nothing was written\n", with: "2 not empty")
+                            .replacingOccurrences(of: "freshet: \(standardized) is not empty: another import is writing a store there; nothing was written\n", with: "2 not empty")
+                            .replacingOccurrences(of: "freshet: \(standardized) is not empty; import builds a new store in a new or empty directory\n", with: "2 not empty")
                             + (status == 2 ? "" : " status \(status)"))
                     }
                     #expect(outcomes.sorted() == ["2 not empty", "ok"])

@@ -81,7 +81,7 @@ struct PagedDumpWhyTests {
             var run = runTool(["why", h.directory.path, "pages", "--lsn", "6"])
             #expect(run.status == 0)
             #expect(run.stdout.first == "pages: failing since \(t) (LSN 6): 1 failed attempt, last httpStatus 503: GET https://api.test/p?page=3 answered 503 Service Unavailable; "
-                + "showing rows last synced at \(t); the revalidation of the loaded pages stopped before page 2 (https://api.test/p?page=3): the next refresh resumes there")
+                + "showing rows last synced at \(t); fresh for 60 s more (maxAge 60 s, age 0 s); the revalidation of the loaded pages stopped before page 2 (https://api.test/p?page=3): the next refresh resumes there")
             #expect(run.stdout.last == "       6  \(t)  fetchFailed        pages           page 2 (https://api.test/p?page=3), attempt 1: httpStatus 503 — GET https://api.test/p?page=3 answered 503 Service Unavailable")
             run = runTool(["why", h.directory.path, "pages", "--lsn", "6", "--json"])
             let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.joined().utf8)) as? [String: Any])

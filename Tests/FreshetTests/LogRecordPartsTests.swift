@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import Freshet
+
+/// `LogRecord.checkedParts()`: the record the store's writer puts straight into LMDB's page
+/// (docs/performance.md, round 9) is byte for byte the record `checkedEncoding()` gives.
+@Suite("Log record parts written in place")
+struct LogRecordPartsTests {
+    /// The bytes `parts` writes into a buffer of exactly its size.
+    func written(_ parts: LogRecord.EncodedParts) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: parts.count) { buffer, initialized in
+            parts.write(into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = parts.count
+        }
+    }
+
+    /// A row whose JSON is `size` bytes: `{"id":"ID","p":"xxx…"}`.
+    static func row(_ id: String, size: Int) -> Row {
+        let head = #"{"id":"\#(id)","p":""#
+        let padding = String(repeating: "x", count: max(0, size - head.utf8.count - 2))
+        return Row(id: id, json: Data((head + padding + #""}"#).utf8))
+    }
+
+    static let response = LogRecordCodecTests.fullResponse
+
+    /// Rows around the size from which their JSON is deferred (4,096 bytes) and well above it,
+    /// one and several to a record, mixed with small ones, first, last and between.
+    static let fetched: [LogRecord] = {
+        let sizes = [ByteWriter.deferredMinimum - 1, ByteWriter.deferredMinimum, ByteWriter.deferredMinimum + 1, 200_000, 1_000_003]
+        var records: [LogRecord] = sizes.enumerated().map { n, size in
+            LogRecord(lsn: LSN(UInt64(n + 1)), timestamp: TestClock.now, collection: "details",
+                      event: .fetched(.init(placement: .upsert, rows: [row("d\(n)", size: size)], response: response)))
+        }
+        let mixed = [row("a", size: 20), row("b", size: 70_000), row("c", size: 30), row("d", size: 5_000), row("e", size: 9_999)]
+        records.append(LogRecord(lsn: 20, timestamp: TestClock.now, collection: "pokemon",
+                                 event: .fetched(.init(placement: .page(index: 2, isLast: true), rows: mixed, response: response,
+                                                       nextCursor: "http://h/p3", basisLSN: 7, rowsWithheld: false))))
+        records.append(LogRecord(lsn: 21, timestamp: TestClock.now, collection: "pokemon",
+                                 event: .fetched(.init(placement: .replace, rows: [row("z", size: 8_192), row("y", size: 8)], response: response))))
+        return records
+    }()
+
+    @Test("a record written from its parts is the record checkedEncoding gives, for every kind and row size",
+          arguments: LogRecordCodecTests.records + fetched)
+    func partsMatchTheEncoding(record: LogRecord) throws {
+        let parts = try record.checkedParts()
+        let expected = try record.checkedEncoding()
+        #expect(parts.count == expected.count)
+        #expect(written(parts) == expected)
+        #expect(try LogRecord.decode(written(parts), expectedLSN: record.lsn) == record)
+    }
+
+    @Test("rows' JSON of 4,096 bytes or more is left out of the writer's buffer; smaller JSON is in it")
+    func largeJSONIsDeferred() throws {
+        var w = ByteWriter(defersLargeData: true)
+        w.u8(7)
+        w.raw(Data(repeating: 0x61, count: ByteWriter.deferredMinimum - 1))
+        w.raw(Data(repeating: 0x62, count: ByteWriter.deferredMinimum))
+        w.u8(9)
+        #expect(w.bytes.count == 1 + ByteWriter.deferredMinimum - 1 + 1)
+        #expect(w.count == 1 + 2 * ByteWriter.deferredMinimum - 1 + 1)
+        #expect(w.deferred.map(\.offset) == [ByteWriter.deferredMinimum])
+        #expect(w.deferred.map(\.data.count) == [ByteWriter.deferredMinimum])
+        // Without the option nothing is deferred.
+        var plain = ByteWriter()
+        plain.raw(Data(repeating: 0x62, count: 100_000))
+        #expect(plain.deferred.isEmpty)
+        #expect(plain.bytes.count == 100_000)
+    }
+
+    @Test("a record too large for its length field fails from checkedParts as from checkedEncoding")
+    func tooLongCollectionName() {
+        let record = LogRecord(lsn: 1, timestamp: TestClock.now, collection: String(repeating: "c", count: Int(UInt16.max) + 1),
+                               event: .fetched(.init(placement: .upsert, rows: [Self.row("1", size: 10_000)], response: Self.response)))
+        let error = #expect(throws: StoreError.self) { try record.checkedParts() }
+        #expect(error?.code == .invalidEvent)
+        #expect(error?.message == "collection name of 65536 bytes does not fit a log record (at most 65535)")
+        #expect(throws: StoreError.self) { try record.checkedEncoding() }
+    }
+}
