@@ -43,9 +43,29 @@ protocol FoldTables: ~Copyable {
     /// each key and value to `body` until it returns false.
     func forEach(_ db: Database, from start: [UInt8]?, reverse: Bool,
                  _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws
+    /// The upsert's read (``MaterializedState/storedRow(id:json:prefix:in:)``): looks `key` up
+    /// in `index`, whose values are positions (8 bytes, big-endian), then the entry of `rows`
+    /// under `prefix` ‖ that position, and lends the position and that entry's value (nil when
+    /// `rows` has none) to `body`. Returns nil when `key` is not in `index` or its value is not
+    /// 8 bytes long. An LMDB transaction searches both B-trees (the default below);
+    /// ``MemoryTables`` follows a link from the index entry to the row entry instead of a second
+    /// hash lookup (docs/performance.md, "Issue 8 speed round 4 (fold side)").
+    func withIndexedValue<R>(_ index: Database, key: UnsafeRawBufferPointer, rows: Database, prefix: UnsafeRawBufferPointer,
+                             _ body: (_ position: UInt64, _ value: UnsafeRawBufferPointer?) throws -> R) throws -> R?
 }
 
 extension FoldTables where Self: ~Copyable {
+    /// Two lookups, each with a key of its own: what an LMDB transaction does.
+    func withIndexedValue<R>(_ index: Database, key: UnsafeRawBufferPointer, rows: Database, prefix: UnsafeRawBufferPointer,
+                             _ body: (_ position: UInt64, _ value: UnsafeRawBufferPointer?) throws -> R) throws -> R? {
+        guard let position = try withValue(index, key: Array(key), { $0.count == 8 ? Keys.readUInt64($0, at: 0) : nil }) ?? nil else {
+            return nil
+        }
+        let found = try withValue(rows, key: Keys.row(prefix, position: position)) { try body(position, $0) }
+        if let found { return found }
+        return try body(position, nil)
+    }
+
     /// ``putEach(_:count:noOverwrite:_:)`` as one ``put(_:key:bytes:append:noOverwrite:)``
     /// per entry (``MemoryTables``; LMDB has its own, with a cursor).
     func putEach(_ db: Database, count: Int, noOverwrite: Bool,

@@ -155,6 +155,18 @@ struct MaterializedState {
         try txn.put(dbs.marks, key: Array(collection.utf8), value: mark.encoded())
     }
 
+    /// What a local write (or a change without an origin) does to the collection's mark:
+    /// `lastLSN` becomes `lsn`, and `rowsLSN` too when `rowsChanged`; a collection without a
+    /// mark gets one. With a cache (the writer's commit, a tool's chunk) the cached mark is
+    /// changed in place (``SyncMarkCache/stamp(_:lsn:rowsChanged:)``); else it is read and put.
+    func stampSyncMark(_ collection: String, lsn: LSN, rowsChanged: Bool, in txn: borrowing some FoldTables & ~Copyable) throws {
+        if let marks, marks.stamp(collection, lsn: lsn, rowsChanged: rowsChanged) { return }
+        var mark = try syncMark(collection, in: txn) ?? SyncMark()
+        mark.lastLSN = lsn
+        if rowsChanged { mark.rowsLSN = lsn }
+        try putSyncMark(mark, collection, in: txn)
+    }
+
     /// Removes the collection's mark: from the commit's cache when there is one (deleted
     /// when the commit ends), else from the database at once.
     func removeSyncMark(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws {
@@ -356,20 +368,44 @@ struct MaterializedState {
         try txn.get(dbs.rows, key: Keys.row(prefix, position: position))
     }
 
-    /// Whether the row stored at `position` has exactly the bytes `header` then `json`
-    /// (``put(header:json:id:at:prefix:in:)``), compared in place.
-    /// An upsert of a row the collection already holds unchanged (most of a replayed log of
-    /// local writes) then copies nothing (docs/performance.md, "Issue 8 speed round 3").
-    func value(at position: UInt64, prefix: [UInt8], equals header: [UInt8], json: Data, in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
-        try txn.withValue(dbs.rows, key: Keys.row(prefix, position: position)) { Self.same($0, header: header, json: json) } ?? false
+    /// Where the collection holds `id` and whether the row stored there is byte for byte the
+    /// one ``put(header:json:id:at:prefix:in:)`` writes for `id` and `json`; nil when `id` is
+    /// not indexed (or its index entry is not an 8-byte position). One lookup in memory
+    /// (``FoldTables/withIndexedValue(_:key:rows:prefix:_:)``), compared in place, nothing
+    /// allocated: an upsert of a row the collection already holds unchanged (most of a replayed
+    /// log of local writes) reads one index entry and the row and copies nothing
+    /// (docs/performance.md, "Issue 8 speed round 4 (fold side)").
+    func storedRow(id: String, json: Data, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> (position: UInt64, same: Bool)? {
+        var id = id
+        return try id.withUTF8 { id in
+            try prefix.withUnsafeBytes { prefix in
+                // The index key, prefix ‖ ID, on the stack (IDs are at most 250 bytes, names 200).
+                try withUnsafeTemporaryAllocation(byteCount: prefix.count + id.count, alignment: 1) { key in
+                    key.copyMemory(from: prefix)
+                    UnsafeMutableRawBufferPointer(rebasing: key[prefix.count...]).copyMemory(from: UnsafeRawBufferPointer(id))
+                    return try txn.withIndexedValue(dbs.rowIndex, key: UnsafeRawBufferPointer(key), rows: dbs.rows, prefix: prefix) { position, stored in
+                        (position, stored.map { Self.same($0, id: UnsafeRawBufferPointer(id), json: json) } ?? false)
+                    }
+                }
+            }
+        }
     }
 
-    /// Whether `stored` is byte for byte `header` (``rowHeader(_:)``: the ID's length as the
-    /// shortest varint, the ID) followed by `json`.
-    static func same(_ stored: UnsafeRawBufferPointer, header: [UInt8], json: Data) -> Bool {
-        guard stored.count == header.count + json.count else { return false }
-        return same(UnsafeRawBufferPointer(rebasing: stored[..<header.count]), header)
-            && json.withUnsafeBytes { same(UnsafeRawBufferPointer(rebasing: stored[header.count...]), $0) }
+    /// Whether `stored` is byte for byte ``encodeRow(_:)`` of a row with ID bytes `id` and
+    /// `json`: the ID's length as the shortest varint (``ByteWriter/varint(_:)``), the ID, the JSON.
+    static func same(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, json: Data) -> Bool {
+        var length = UInt64(id.count)
+        var i = 0
+        while true {
+            let byte = UInt8(truncatingIfNeeded: length & 0x7F) | (length >= 0x80 ? 0x80 : 0)
+            guard i < stored.count, stored[i] == byte else { return false }
+            i += 1
+            length >>= 7
+            if length == 0 { break }
+        }
+        guard stored.count == i + id.count + json.count else { return false }
+        return same(UnsafeRawBufferPointer(rebasing: stored[i..<(i + id.count)]), id)
+            && json.withUnsafeBytes { same(UnsafeRawBufferPointer(rebasing: stored[(i + id.count)...]), $0) }
     }
 
     static func same(_ stored: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {

@@ -12,7 +12,7 @@ import FreshetLMDB
 final class MemoryTables: FoldTables {
     let dbs: StoreDatabases
     private let handles: [Database]
-    fileprivate var tables: [OrderedTable]
+    private var tables: [OrderedTable]
     private var journaling = false
     private var journal: [(table: Int, key: [UInt8], old: [UInt8]?)] = []
 
@@ -23,7 +23,7 @@ final class MemoryTables: FoldTables {
     }
 
     @inline(__always)
-    fileprivate func table(_ db: Database) -> Int {
+    private func table(_ db: Database) -> Int {
         for i in handles.indices where handles[i] == db { return i }
         preconditionFailure("MemoryTables holds no database named \(db.name)")
     }
@@ -82,6 +82,32 @@ final class MemoryTables: FoldTables {
         // being changed while `body` reads its bytes.
         guard let offset = tables[t].locate(key) else { return nil }
         return try tables[t].withValue(at: offset) { try body($0) }
+    }
+
+    /// One hash lookup, in `index`: the row entry is the one linked to the index entry when
+    /// its key is still `prefix` ‖ position (checked, so a link left by any change is never
+    /// followed to another row), else it is looked up and linked for the next time. The log
+    /// tools' fold reads each row this way before it replaces it; a second lookup was a cache
+    /// miss per record (docs/performance.md, "Issue 8 speed round 4 (fold side)").
+    func withIndexedValue<R>(_ index: Database, key: UnsafeRawBufferPointer, rows: Database, prefix: UnsafeRawBufferPointer,
+                             _ body: (_ position: UInt64, _ value: UnsafeRawBufferPointer?) throws -> R) throws -> R? {
+        let ti = table(index)
+        let tr = table(rows)
+        guard let found = tables[ti].locate(bytes: key),
+              let position = tables[ti].withValue(at: found.offset, { $0.count == 8 ? Keys.readUInt64($0, at: 0) : nil }) else {
+            return nil
+        }
+        if let offset = tables[tr].offset(ofEntry: tables[ti].link(found.entry), ifKeyIs: prefix, position) {
+            return try tables[tr].withValue(at: offset) { try body(position, $0) }
+        }
+        let row = withUnsafeTemporaryAllocation(byteCount: prefix.count + 8, alignment: 1) { rowKey in
+            rowKey.copyMemory(from: prefix)
+            rowKey.storeBytes(of: position.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
+            return tables[tr].locate(bytes: UnsafeRawBufferPointer(rowKey))
+        }
+        guard let row else { return try body(position, nil) }
+        tables[ti].setLink(found.entry, Int32(row.entry))
+        return try tables[tr].withValue(at: row.offset) { try body(position, $0) }
     }
 
     func get(_ db: Database, key: [UInt8]) throws -> [UInt8]? {

@@ -38,6 +38,9 @@ struct OrderedTable {
     private var garbage = 0
     /// Entry `i`'s record offset in ``arena``; -1 for a removed entry, whose index is in `free`.
     private var offsets: [Int] = []
+    /// Per entry, a number its owner keeps with it (``link(_:)``; -1 until set): for
+    /// ``MemoryTables``, the `rows` entry a `rowIndex` entry's position was last found at.
+    private var links: [Int32] = []
     private var free: [Int32] = []
     private var index = ByteHashIndex()
     /// The entry last found by ``value(_:)`` or ``locate(_:)`` and its slot: the fold reads a
@@ -199,9 +202,40 @@ struct OrderedTable {
     /// Finds `key` and remembers it for a following ``set(_:_:)``; returns where its record
     /// is, for ``withValue(at:_:)``.
     mutating func locate(_ key: [UInt8]) -> Int? {
-        guard let found = key.withUnsafeBytes({ find($0, hash: ByteHashIndex.hash($0)) }) else { return nil }
+        key.withUnsafeBytes { locate(bytes: $0)?.offset }
+    }
+
+    /// ``locate(_:)`` for a key lent as bytes; also returns the entry's number (for ``link(_:)``).
+    mutating func locate(bytes key: UnsafeRawBufferPointer) -> (entry: Int, offset: Int)? {
+        guard let found = find(key, hash: ByteHashIndex.hash(key)) else { return nil }
         lastFound = found
-        return Int(found.payload)
+        let offset = Int(found.payload)
+        return (arena.withUnsafeBytes { Self.entry($0, offset) }, offset)
+    }
+
+    // MARK: Links between tables
+
+    /// The number kept with entry `entry` (from ``locate(bytes:)``), -1 when none was set since
+    /// the entry was made.
+    func link(_ entry: Int) -> Int32 { links[entry] }
+
+    /// Keeps `link` with entry `entry` (from ``locate(bytes:)``, no entry added or removed since).
+    mutating func setLink(_ entry: Int, _ link: Int32) { links[entry] = link }
+
+    /// Where entry `entry`'s record is when the entry exists and its key is `prefix` followed
+    /// by `suffix` as 8 big-endian bytes; else nil. A link may name an entry removed (and its
+    /// number reused) since it was kept: comparing the key tells.
+    func offset(ofEntry entry: Int32, ifKeyIs prefix: UnsafeRawBufferPointer, _ suffix: UInt64) -> Int? {
+        guard entry >= 0, Int(entry) < offsets.count else { return nil }
+        let offset = offsets[Int(entry)]
+        guard offset >= 0 else { return nil }
+        let matches = arena.withUnsafeBytes { a in
+            let key = Self.recordKey(a, offset)
+            return key.count == prefix.count + 8
+                && Self.compare(UnsafeRawBufferPointer(rebasing: key[..<prefix.count]), prefix) == 0
+                && UInt64(bigEndian: key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self)) == suffix
+        }
+        return matches ? offset : nil
     }
 
     /// Lends the value of the record at `offset` (from ``locate(_:)``, with no change since).
@@ -278,10 +312,12 @@ struct OrderedTable {
         let entry: Int32
         if let reused = free.popLast() {
             entry = reused
+            links[Int(entry)] = -1
         } else {
             precondition(offsets.count < Int(Int32.max), "OrderedTable holds at most 2^31 - 1 entries")
             entry = Int32(offsets.count)
             offsets.append(-1)
+            links.append(-1)
         }
         let offset = key.withUnsafeBytes { appendRecord(entry, $0, value) }
         offsets[Int(entry)] = offset

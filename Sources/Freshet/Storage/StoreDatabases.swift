@@ -91,6 +91,10 @@ enum Keys {
     }
 
     static func row(_ prefix: [UInt8], position: UInt64) -> [UInt8] {
+        prefix.withUnsafeBytes { row($0, position: position) }
+    }
+
+    static func row(_ prefix: UnsafeRawBufferPointer, position: UInt64) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(prefix.count + 8)
         key.append(contentsOf: prefix)
