@@ -26,10 +26,10 @@ struct IndexedRowLookupTests {
 
     @Test("4,000 random steps over two collections (row puts of random lengths, moves, removals, index entries of the wrong length, savepoints rolled back): every lookup gives what an LMDB transaction gives")
     func sameAsLMDB() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-        defer { store.close() }
+        try withScratchStore { store in try Self.sameAsLMDB(store) }
+    }
+
+    private static func sameAsLMDB(_ store: Store) throws {
         let dbs = store.state.dbs
         let memory = MemoryTables(dbs: dbs)
         var g = DamagedFileTests.SplitMix(state: 77)

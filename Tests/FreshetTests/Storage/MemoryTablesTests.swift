@@ -14,11 +14,7 @@ struct MemoryTablesTests {
 
     @Test("5,000 random puts (some written in place, some larger than a page), deletes and walks give what an LMDB transaction gives, forwards and backwards from any key")
     func sameAsLMDB() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-        defer { store.close() }
-        do {
+        try withScratchStore { store in
             let dbs = store.state.dbs
             let db = dbs.confirmed
             let memory = MemoryTables(dbs: dbs)
@@ -213,10 +209,6 @@ struct MemoryTablesTests {
 
     /// Empty memory tables addressed by the handles of a throwaway store.
     static func tables() throws -> MemoryTables {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("freshet-tests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-        defer { store.close() }
-        return MemoryTables(dbs: store.state.dbs)
+        try withScratchStore { MemoryTables(dbs: $0.state.dbs) }
     }
 }

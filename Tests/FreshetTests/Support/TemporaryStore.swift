@@ -36,6 +36,18 @@ func withTemporaryDirectory<R>(_ body: (URL) async throws -> R) async throws -> 
     return try await body(directory)
 }
 
+/// A synchronous ``withTemporaryStore(configuration:dependencies:_:)`` for tests that use only
+/// the store's handles and transactions: a `.test()` store in a fresh temporary directory,
+/// closed and removed after `body`, also when it throws.
+func withScratchStore<R>(_ body: (Store) throws -> R) throws -> R {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("freshet-tests-\(UUID().uuidString)", isDirectory: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+    defer { store.close() }
+    return try body(store)
+}
+
 /// Opens a store in a fresh temporary directory, runs `body`, then closes the store and
 /// removes the directory, also when `body` throws.
 func withTemporaryStore<R>(
