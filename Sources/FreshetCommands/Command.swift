@@ -329,9 +329,9 @@ public enum Command: Equatable, Sendable {
         if let problem = calendarProblem(in: text) { throw UsageError(message: "\(refusal): \(problem)") }
         for style in [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()] {
             do {
-                // 0.4 µs later: the same microsecond, but the formatter (which truncates the
-                // Double) prints it back as typed (.464, not .463).
-                return try style.parse(text).addingTimeInterval(0.000_000_4)
+                // Printed and compared by its microsecond (LogRecord.printedMillisecond), so a
+                // Double just under .464 still reads back as .464.
+                return try style.parse(text)
             } catch {
                 continue
             }

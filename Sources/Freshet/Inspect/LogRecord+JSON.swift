@@ -214,20 +214,25 @@ extension LogRecord {
         writer.raw(text)
     }
 
-    /// Appends `2026-11-29T14:05:03.123Z` (UTC, milliseconds truncated) without a formatter:
+    /// The millisecond since 1970 the tools print for `date` and compare `--at` with: the
+    /// microsecond a log record stores (``ByteWriter/micros(_:)``), rounded down to its
+    /// millisecond, so a record stamped .001000 prints as .001 and one stamped .464512 as .464.
+    static func printedMillisecond(_ date: Date) -> Int64 {
+        let (q, r) = ByteWriter.micros(date).quotientAndRemainder(dividingBy: 1_000)
+        return r < 0 ? q - 1 : q
+    }
+
+    /// Appends `2026-11-29T14:05:03.123Z` (UTC, the stored microsecond's millisecond: ``printedMillisecond(_:)``) without a formatter:
     /// days to civil date by `HTTPDate.civil(fromDays:)` (H. Hinnant's `civil_from_days`, the
     /// proleptic Gregorian calendar of ISO 8601, also before 1582, where Foundation's
     /// calendar switches to the Julian one and prints 0001-01-01 as 0001-01-03).
     /// - Returns: false (nothing appended) for years outside 0...9999.
     static func appendCivilISO8601(_ date: Date, to text: inout [UInt8]) -> Bool {
-        // Whole seconds and the truncated milliseconds of the fraction, computed from the
-        // reference date as Foundation's formatter does (so float rounding agrees with it).
-        let t = date.timeIntervalSinceReferenceDate
-        let seconds = t.rounded(.down)
-        // 0000-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z, in seconds since 2001.
-        guard seconds >= -63_145_526_400, seconds < 252_423_993_600 else { return false }
-        let fraction = Int64(((t - seconds) * 1000).rounded(.down))
-        let totalMs = (Int64(seconds) + 978_307_200) * 1000 + fraction
+        // The millisecond of the microsecond the log stores (not of the Date's binary
+        // fraction: .001000 as a Double of seconds is .000999…, which printed as .000).
+        let totalMs = printedMillisecond(date)
+        // 0000-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z, in milliseconds since 1970.
+        guard totalMs >= -62_167_219_200_000, totalMs < 253_402_300_800_000 else { return false }
         var days = totalMs / 86_400_000
         var msOfDay = totalMs % 86_400_000
         if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }

@@ -190,7 +190,7 @@ extension LogRecord {
         return o
     }
 
-    /// `2026-11-29T14:05:03.123Z` (UTC, milliseconds truncated, proleptic Gregorian calendar:
+    /// `2026-11-29T14:05:03.123Z` (UTC, the stored microsecond rounded down to its millisecond, proleptic Gregorian calendar:
     /// ``appendCivilISO8601(_:to:)``); years outside 0...9999 by Foundation's formatter
     /// (`import` refuses times outside 0001...9999, so only a clock gone wrong writes one).
     public static func iso8601(_ date: Date) -> String {

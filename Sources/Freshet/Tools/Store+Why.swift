@@ -87,7 +87,17 @@ extension Store {
     /// ``SyncMark/FailureInfo/lsn``) — exact for a run of one — and ` … or earlier` for a
     /// longer run whose start is gone (trial finding 6: the verdict lost its time and LSN).
     static func failingSince(mark: SyncMark, error: SyncMark.FailureInfo, timeline: [LogRecord]) -> String {
-        let failures = timeline.reversed().prefix { if case .fetchFailed = $0.event { true } else { false } }
+        // The current run: the fetchFailed records since the last 200 or 304. An invalidation,
+        // a local write or a mutation in between does not end it (trial finding: "or earlier"
+        // after an invalidation).
+        var failures: [LogRecord] = []
+        scan: for record in timeline.reversed() {
+            switch record.event {
+            case .fetched, .notModified: break scan
+            case .fetchFailed: failures.append(record)
+            default: continue
+            }
+        }
         let earliest = failures.last.map { ($0.timestamp, $0.lsn) } ?? mark.lastAttemptAt.map { ($0, error.lsn) }
         guard let (time, lsn) = earliest else { return "" }
         let whole = failures.count >= mark.consecutiveFailures || mark.consecutiveFailures == 1

@@ -145,6 +145,26 @@ extension LogToolTests {
             }
         }
 
+        @Test("a stamp on a whole millisecond prints as that millisecond (.001000 is .001, not .000), and --at compares with it")
+        func wholeMillisecondStamps() async throws {
+            // base is a whole second; .001000 and .004000 as Doubles of seconds are just under.
+            let lines = [
+                Self.fetched(1, micros: Self.base + 1_000, collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#),
+                Self.fetched(2, micros: Self.base + 4_000, collection: #""a""#, rows: #"[{"id":"1","json":"2"}]"#),
+            ]
+            try await withImported(lines) { directory in
+                let dump = runTool(["dump", directory.path])
+                #expect(dump.stdout.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] } == ["2026-12-01T03:20:58.001Z", "2026-12-01T03:20:58.004Z"])
+                #expect(runTool(["replay", directory.path, "--at", "2026-12-01T03:20:58.000Z"]).status == 2)
+                let first = runTool(["replay", directory.path, "--at", "2026-12-01T03:20:58.003Z"])
+                #expect(first.status == 0)
+                #expect(first.stdout.first == "replay of \(directory.path) through LSN 1 (2026-12-01T03:20:58.003Z), 1 record")
+                #expect(runTool(["replay", directory.path, "--at", "2026-12-01T03:20:58.004Z"]).stdout.first == "replay of \(directory.path) through LSN 2 (2026-12-01T03:20:58.004Z), 2 records")
+                let export = runTool(["export", directory.path])
+                #expect(export.stdout.first?.contains(#""time":"2026-12-01T03:20:58.001Z""#) == true)
+            }
+        }
+
         @Test("dump and export past the end, dump with --from after --to, and stats with an unreadable record say so and exit non-zero")
         func exitCodes() async throws {
             let lines = (1...3).map { Self.fetched($0, micros: Self.base + Int64($0), collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#) }

@@ -42,6 +42,28 @@ extension LogToolTests {
             return try store.why(collection, now: now, policy: policy)
         }
 
+        @Test("an invalidation inside a run of failures does not end the run: failing since its first failure, not 'or earlier'")
+        func failingRunAcrossInvalidation() async throws {
+            try await withTemporaryDirectory { directory in
+                let clock = FreshetTesting.TestClock()
+                var configuration = Configuration.test(freshness: .maxAge(.seconds(60)))
+                configuration.sendsMutations = false
+                let store = try Store(directory: directory, configuration: configuration,
+                                      dependencies: .test(clock: clock, transport: ScriptedTransport(clock: clock)))
+                try await store.append(replace(rows("1")), to: "t")                                                   // LSN 1 at +0 s
+                await clock.advance(by: .seconds(5))
+                try await store.append(.fetchFailed(.init(url: "http://h/t", reason: "httpStatus", status: 503, message: "answered 503")), to: "t") // 2 at +5 s
+                try await store.invalidate("t", reason: "pulled to refresh")                                          // 3
+                await clock.advance(by: .seconds(5))
+                try await store.append(.fetchFailed(.init(url: "http://h/t", reason: "httpStatus", status: 503, message: "answered 503", attempt: 2)), to: "t") // 4 at +10 s
+                try await store.invalidate("t", reason: "pulled again")                                               // 5
+                store.close()
+                let d = try diagnose(directory, "t", at: clock.start.addingTimeInterval(20))
+                #expect(d.verdict == .failing)
+                #expect(d.summary == "failing since 2026-01-01T00:00:05.000Z (LSN 2): 2 failed attempts, last httpStatus 503: answered 503; showing rows last synced at 2026-01-01T00:00:00.000Z; invalidated at 2026-01-01T00:00:10.000Z and not fetched since")
+            }
+        }
+
         @Test("why gives the right verdict for each situation, and agrees with the snapshot status")
         func verdicts() async throws {
             try await withSituations { directory, start in
