@@ -304,8 +304,11 @@ public enum Command: Equatable, Sendable {
 
     private static func lsn(_ text: String, option: String) throws(UsageError) -> LSN {
         // Digits only: `UInt64("+5")` would accept a sign the tools never print.
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let v = UInt64(text) else {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
             throw UsageError(message: "\(option) needs an LSN (a whole number), got \(text.debugDescription)")
+        }
+        guard let v = UInt64(text) else {
+            throw UsageError(message: "\(option) \(text) is out of range: an LSN is at most \(UInt64.max)")
         }
         return LSN(v)
     }

@@ -259,6 +259,7 @@ extension LogToolTests {
             (["replay", "d", "--to", "00"], "--to needs an LSN from 1 (LSN 0 is before the first record), got 00"),
             (["replay", "d", "--to", "+5"], #"--to needs an LSN (a whole number), got "+5""#),
             (["dump", "d", "--from", "+1"], #"--from needs an LSN (a whole number), got "+1""#),
+            (["replay", "d", "--to", "99999999999999999999"], "--to 99999999999999999999 is out of range: an LSN is at most 18446744073709551615"),
             (["why", "d", "c", "--svg", ""], #"--svg needs a file name, got """#),
             (["replay", "d", "--to", "5", "--to", "6"], "replay: --to given twice"),
             (["replay", "d", "--to", "5", "--at", "2026-01-01T00:00:00Z"], "replay: give --to or --at once, not both"),
