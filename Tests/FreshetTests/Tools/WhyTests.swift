@@ -8,14 +8,22 @@ import Testing
 extension LogToolTests {
     @Suite("freshet why")
     struct WhyTests {
-        /// One collection per situation, written on a test clock starting at 2026-01-01T00:00:00Z.
-        func withSituations(_ body: (URL, Date) async throws -> Void) async throws {
+        /// A store on a test clock (from 2026-01-01T00:00:00Z, maxAge 60 s, mutations not sent)
+        /// in a temporary directory, for `body` to write and close before it judges.
+        func withWhyStore(_ body: (URL, Store, FreshetTesting.TestClock) async throws -> Void) async throws {
             try await withTemporaryDirectory { directory in
                 let clock = FreshetTesting.TestClock()
                 var configuration = Configuration.test(freshness: .maxAge(.seconds(60)))
                 configuration.sendsMutations = false
                 let store = try Store(directory: directory, configuration: configuration,
                                       dependencies: .test(clock: clock, transport: ScriptedTransport(clock: clock)))
+                try await body(directory, store, clock)
+            }
+        }
+
+        /// One collection per situation, written on a test clock starting at 2026-01-01T00:00:00Z.
+        func withSituations(_ body: (URL, Date) async throws -> Void) async throws {
+            try await withWhyStore { directory, store, clock in
                 for name in ["fresh", "stale", "failing", "offline", "invalidated", "renewed", "masked"] {
                     try await store.append(replace(rows("1", "2")), to: name)                                // LSN 1…7 at +0 s
                 }
@@ -44,12 +52,7 @@ extension LogToolTests {
 
         @Test("an invalidation inside a run of failures does not end the run: failing since its first failure, not 'or earlier'")
         func failingRunAcrossInvalidation() async throws {
-            try await withTemporaryDirectory { directory in
-                let clock = FreshetTesting.TestClock()
-                var configuration = Configuration.test(freshness: .maxAge(.seconds(60)))
-                configuration.sendsMutations = false
-                let store = try Store(directory: directory, configuration: configuration,
-                                      dependencies: .test(clock: clock, transport: ScriptedTransport(clock: clock)))
+            try await withWhyStore { directory, store, clock in
                 try await store.append(replace(rows("1")), to: "t")                                                   // LSN 1 at +0 s
                 await clock.advance(by: .seconds(5))
                 try await store.append(.fetchFailed(.init(url: "http://h/t", reason: "httpStatus", status: 503, message: "answered 503")), to: "t") // 2 at +5 s
