@@ -69,6 +69,20 @@ struct ByteWriter {
         return n
     }
 
+    /// Writes the bytes ``varint(_:)`` appends for `value` into `out` from `offset` (which has
+    /// room for ``varintLength(_:)`` of them); returns the offset after the last.
+    static func writeVarint(_ value: UInt64, into out: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        var v = value
+        var at = offset
+        while v >= 0x80 {
+            out[at] = UInt8(v & 0x7F) | 0x80
+            at += 1
+            v >>= 7
+        }
+        out[at] = UInt8(v)
+        return at + 1
+    }
+
     /// Unsigned LEB128: 7 bits a byte, low bits first, high bit set on every byte but the last.
     mutating func varint(_ value: UInt64) {
         var v = value

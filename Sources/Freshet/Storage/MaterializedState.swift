@@ -394,16 +394,15 @@ struct MaterializedState {
     /// Whether `stored` is byte for byte ``encodeRow(_:)`` of a row with ID bytes `id` and
     /// `json`: the ID's length as the shortest varint (``ByteWriter/varint(_:)``), the ID, the JSON.
     static func same(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, json: Data) -> Bool {
-        var length = UInt64(id.count)
-        var i = 0
-        while true {
-            let byte = UInt8(truncatingIfNeeded: length & 0x7F) | (length >= 0x80 ? 0x80 : 0)
-            guard i < stored.count, stored[i] == byte else { return false }
-            i += 1
-            length >>= 7
-            if length == 0 { break }
-        }
+        let i = ByteWriter.varintLength(UInt64(id.count))
         guard stored.count == i + id.count + json.count else { return false }
+        // The length's varint (at most 10 bytes) on the stack, compared in place.
+        var header: (UInt64, UInt64) = (0, 0)
+        let sameLength = withUnsafeMutableBytes(of: &header) { h in
+            _ = ByteWriter.writeVarint(UInt64(id.count), into: h, at: 0)
+            return same(UnsafeRawBufferPointer(rebasing: stored[..<i]), UnsafeRawBufferPointer(rebasing: h[..<i]))
+        }
+        guard sameLength else { return false }
         return same(UnsafeRawBufferPointer(rebasing: stored[i..<(i + id.count)]), id)
             && json.withUnsafeBytes { same(UnsafeRawBufferPointer(rebasing: stored[(i + id.count)...]), $0) }
     }
@@ -478,14 +477,7 @@ struct EncodedRows {
                 let row = rows[i]
                 var id = row.id
                 id.withUTF8 { id in
-                    var length = UInt64(id.count)
-                    while length >= 0x80 {
-                        out[at] = UInt8(length & 0x7F) | 0x80
-                        at += 1
-                        length >>= 7
-                    }
-                    out[at] = UInt8(length)
-                    at += 1
+                    at = ByteWriter.writeVarint(UInt64(id.count), into: out, at: at)
                     UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + id.count)]).copyMemory(from: UnsafeRawBufferPointer(id))
                     at += id.count
                     UnsafeMutableRawBufferPointer(rebasing: index[indexAt..<(indexAt + prefix.count)]).copyMemory(from: prefix)
