@@ -8,11 +8,13 @@ import Foundation
 /// synchronous ``read(_:)`` and ``write(_:)`` closures, never across an `await`.
 /// See <http://www.lmdb.tech/doc/group__mdb.html>.
 package final class Environment: @unchecked Sendable {
-    // `@unchecked`: an MDB_env is thread-safe; `handle` is set once in init and cleared only
-    // by `close()`, which callers must not race with transactions (documented on `close`).
+    // `@unchecked`: an MDB_env is thread-safe; `handle` is set once in init and freed only by
+    // `close()`, which holds `gate` exclusive; `isClosed` is written only then and read only
+    // with `gate` held (shared or exclusive).
     private let handle: OpaquePointer
     private var isClosed = false
-    /// Held shared by every transaction, exclusive while the map size changes.
+    /// Held shared by every transaction and every other call on `handle`, exclusive while the
+    /// map size changes and while the environment closes.
     private let gate = TransactionGate()
     /// The directory the environment lives in.
     package let path: String
@@ -173,11 +175,49 @@ package final class Environment: @unchecked Sendable {
         #endif
     }
 
-    /// Closes the environment. Every transaction must have ended; calling it twice is harmless.
+    /// Closes the environment (`mdb_env_close`), first waiting until every transaction and
+    /// call already running on another thread has ended; every call after it throws
+    /// ``LMDBError/closed``. Calling it twice is harmless.
+    ///
+    /// LMDB's `mdb_env_close` unmaps the file and frees the handle: "all transactions,
+    /// databases, and cursors must already be closed before calling this function"
+    /// (<http://www.lmdb.tech/doc/group__mdb.html#ga4366c43ada8874588b6a62fbda2d1e95>). A
+    /// store's close raced with a read of its mutation sender (a SEGV in `mdb_cursor_open`
+    /// under AddressSanitizer; docs/architecture.md, "Closing"), hence the wait.
+    /// Must not be called inside ``read(_:)`` or ``write(_:)`` of this environment (it would
+    /// wait for itself).
     package func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        mdb_env_close(handle)
+        gate.exclusive {
+            guard !isClosed else { return }
+            isClosed = true
+            mdb_env_close(handle)
+        }
+    }
+
+    /// Called when ``close()`` (or a map resize) has to wait for transactions running on
+    /// other threads; for tests. Set it before the environment is shared between threads.
+    package var onWaitForTransactions: (@Sendable () -> Void)? {
+        get { gate.onExclusiveWait }
+        set { gate.onExclusiveWait = newValue }
+    }
+
+    /// Runs `body` with the gate held shared, after checking the environment is open: every
+    /// use of `handle` goes through here (or holds the gate exclusive), so none can meet a
+    /// handle that ``close()`` freed.
+    /// - Throws: ``LMDBError/closed`` after ``close()``, or whatever `body` throws.
+    private func whileOpen<R, E: Error>(_ body: () throws(E) -> R) throws -> R {
+        try gate.shared { () throws -> R in
+            guard !isClosed else { throw LMDBError.closed }
+            return try body()
+        }
+    }
+
+    /// ``whileOpen(_:)`` for a body that throws only ``LMDBError``.
+    private func whileOpenLMDB<R>(_ body: () throws(LMDBError) -> R) throws(LMDBError) -> R {
+        try gate.shared { () throws(LMDBError) -> R in
+            guard !isClosed else { throw LMDBError.closed }
+            return try body()
+        }
     }
 
     deinit { close() }
@@ -191,7 +231,7 @@ package final class Environment: @unchecked Sendable {
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func read<R, E: Error>(_ body: (borrowing Transaction) throws(E) -> R) throws -> R {
         try adoptingMapResize {
-            try gate.shared { () throws -> R in try readUngated(body) }
+            try whileOpen { () throws -> R in try readUngated(body) }
         }
     }
 
@@ -228,7 +268,7 @@ package final class Environment: @unchecked Sendable {
     @available(*, noasync, message: "an LMDB transaction must not cross an await")
     package func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         try adoptingMapResize {
-            try gate.shared { () throws -> R in try writeUngated(body) }
+            try whileOpen { () throws -> R in try writeUngated(body) }
         }
     }
 
@@ -273,6 +313,7 @@ package final class Environment: @unchecked Sendable {
     /// - Throws: ``LMDBError`` from `mdb_env_set_mapsize` (`EINVAL` for a size LMDB refuses).
     package func setMapSize(_ bytes: Int) throws(LMDBError) {
         try gate.exclusive { () throws(LMDBError) in
+            guard !isClosed else { throw LMDBError.closed }
             try check(mdb_env_set_mapsize(handle, bytes), "mdb_env_set_mapsize")
         }
     }
@@ -297,7 +338,7 @@ package final class Environment: @unchecked Sendable {
     /// Copies the environment to `path` (an existing empty directory), compacting free pages
     /// (`mdb_env_copy2` with `MDB_CP_COMPACT`).
     package func copyCompacted(to path: String) throws(LMDBError) {
-        try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2")
+        try whileOpenLMDB { () throws(LMDBError) in try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2") }
     }
 
     /// Clears reader slots whose process has died (`mdb_reader_check`) and returns how many.
@@ -307,31 +348,37 @@ package final class Environment: @unchecked Sendable {
     /// grows) and the slot counts against the reader table (`MDB_READERS_FULL`).
     /// See <http://www.lmdb.tech/doc/group__mdb.html#ga366923d08bb384b3d9580a98edf5d6ac>.
     package func clearStaleReaders() throws(LMDBError) -> Int {
-        var dead: Int32 = 0
-        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
-        return Int(dead)
+        try whileOpenLMDB { () throws(LMDBError) -> Int in
+            var dead: Int32 = 0
+            try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+            return Int(dead)
+        }
     }
 
     /// The number of used reader slots (`mdb_env_info`'s `me_numreaders`: the high-water mark
     /// of slots in use, live or stale).
     package func readerSlots() throws(LMDBError) -> Int {
-        var info = MDB_envinfo()
-        try check(mdb_env_info(handle, &info), "mdb_env_info")
-        return Int(info.me_numreaders)
+        try whileOpenLMDB { () throws(LMDBError) -> Int in
+            var info = MDB_envinfo()
+            try check(mdb_env_info(handle, &info), "mdb_env_info")
+            return Int(info.me_numreaders)
+        }
     }
 
     /// Flushes the data buffers to disk (`mdb_env_sync` with force).
     package func sync() throws(LMDBError) {
-        try check(mdb_env_sync(handle, 1), "mdb_env_sync")
+        try whileOpenLMDB { () throws(LMDBError) in try check(mdb_env_sync(handle, 1), "mdb_env_sync") }
     }
 
     /// Size facts about the environment: (map size in bytes, last used page number, page size in bytes).
     package func info() throws(LMDBError) -> (mapSize: Int, lastPage: Int, pageSize: Int) {
-        var info = MDB_envinfo()
-        try check(mdb_env_info(handle, &info), "mdb_env_info")
-        var stat = MDB_stat()
-        try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
-        return (info.me_mapsize, info.me_last_pgno, Int(stat.ms_psize))
+        try whileOpenLMDB { () throws(LMDBError) -> (mapSize: Int, lastPage: Int, pageSize: Int) in
+            var info = MDB_envinfo()
+            try check(mdb_env_info(handle, &info), "mdb_env_info")
+            var stat = MDB_stat()
+            try check(mdb_env_stat(handle, &stat), "mdb_env_stat")
+            return (info.me_mapsize, info.me_last_pgno, Int(stat.ms_psize))
+        }
     }
 }
 

@@ -16,7 +16,9 @@ package struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// LMDB's text for the code (`mdb_strerror`), which also covers `errno` values.
-    package var message: String { String(cString: mdb_strerror(code)) }
+    package var message: String {
+        code == Self.closed.code ? "the environment is closed" : String(cString: mdb_strerror(code))
+    }
 
     package var description: String { "\(function): \(message) (code \(code))" }
 
@@ -42,6 +44,9 @@ package struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     package static let transactionFull = LMDBError(code: MDB_TXN_FULL, function: "")
     /// Another process grew the map beyond this one's size. The corresponding LMDB code is `MDB_MAP_RESIZED`.
     package static let mapResized = LMDBError(code: MDB_MAP_RESIZED, function: "")
+    /// The ``Environment`` was closed before the call began. Not an LMDB code: -30700 lies
+    /// outside LMDB's own range (`MDB_KEYEXIST` -30799 through `MDB_LAST_ERRCODE`).
+    package static let closed = LMDBError(code: -30_700, function: "")
 
     /// Matches by code only, so the function name does not matter in a `catch` pattern.
     package static func ~= (pattern: LMDBError, error: any Error) -> Bool {

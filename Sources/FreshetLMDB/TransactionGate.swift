@@ -29,8 +29,15 @@ final class TransactionGate: @unchecked Sendable {
         return try body()
     }
 
+    /// Called when ``exclusive(_:)`` finds the gate held and is about to wait (tests use it
+    /// to know that a close is waiting for a transaction). Set before the gate is shared.
+    var onExclusiveWait: (@Sendable () -> Void)?
+
     func exclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        pthread_rwlock_wrlock(lock)
+        if pthread_rwlock_trywrlock(lock) != 0 {
+            onExclusiveWait?()
+            pthread_rwlock_wrlock(lock)
+        }
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }

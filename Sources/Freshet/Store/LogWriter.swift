@@ -341,6 +341,8 @@ extension StoreError {
             self = error
         case let error as LMDBError:
             switch error {
+            case LMDBError.closed:
+                self.init(.closed, "\(what): the store is closed")
             case LMDBError.mapFull:
                 self.init(.mapFull, "\(what): the store is full (LMDB map size reached, grown up to Configuration.maxMapSize); compact it or reopen it with a larger maxMapSize")
             case LMDBError.invalid, LMDBError.versionMismatch:
