@@ -27,6 +27,9 @@ extension ModelTests {
                 #expect(toggle.variables == Todo(id: 1, title: "Buy milk", completed: false))
                 await waitUntil { todos.rows.first?.value.completed == true }
                 #expect(todos.pendingMutations.count == 1)
+                // The model learns the ID when `store.mutate` returns, which may come after the
+                // query model's snapshot showing the pending row (failed 1 in 8 under ASan).
+                await waitUntil { toggle.mutationID != nil }
                 #expect(toggle.mutationID == todos.pendingMutations.first)
                 await patch.waitUntilReached()
                 #expect(toggle.isPending)
