@@ -28,6 +28,24 @@ extension Store {
     /// ``verify()`` with test seams; `lookupBlock` is ``SharedKeyLookups/blockSize`` unless a
     /// test asks for smaller blocks.
     func verify(hooks: VerifyHooks, lookupBlock: Int = SharedKeyLookups.blockSize) throws(ToolError) -> VerifyReport {
+        let (report, scratch) = try verifyReplaying(hooks: hooks, lookupBlock: lookupBlock)
+        Self.releaseInBackground(consume scratch)
+        return report
+    }
+
+    /// Frees the replayed state on a thread of its own, so `verify` returns without waiting
+    /// for it: its tables hold an array per key (270,000 on W5), and freeing them was a
+    /// quarter of `verify`'s time after the fold (docs/performance.md, "Issue 8 speed round 5
+    /// (verify)"). Only memory is freed there; the scratch state holds no store.
+    private static func releaseInBackground(_ scratch: consuming ScratchState) {
+        let box = ReleaseBox(scratch)
+        let thread = Thread { box.scratch = nil }
+        thread.name = "freshet.release"
+        thread.start()
+    }
+
+    /// The folding and checking of ``verify(hooks:lookupBlock:)``: the report and the replayed state.
+    private func verifyReplaying(hooks: VerifyHooks, lookupBlock: Int) throws(ToolError) -> (VerifyReport, ScratchState) {
         do {
             try checkOpen()
             let folder = try LogFolder(store: self)
@@ -54,7 +72,8 @@ extension Store {
                 problems = differences + (try logLookups.finish(lookingUpIn: txn)) + others
                 compared = count
             })
-            return VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
+            let report = VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
+            return (report, folder.scratch)
         } catch {
             throw ToolError.wrapping(error, doing: "verifying \(displayPath)")
         }
@@ -171,5 +190,15 @@ extension Store {
             return namer.name(database: name, key: Array(key), stored: Array(value), replayed: nil,
                               message: "a lookup does not find it (damaged index page?)")
         }
+    }
+}
+
+/// Carries the replayed state to the thread that frees it (``Store/releaseInBackground(_:)``).
+private final class ReleaseBox: @unchecked Sendable {
+    // `@unchecked`: set once here, then only cleared, on the freeing thread.
+    var scratch: ScratchState?
+
+    init(_ scratch: consuming ScratchState) {
+        self.scratch = scratch
     }
 }
