@@ -37,6 +37,22 @@ package struct Transaction: ~Copyable {
         return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
     }
 
+    /// ``withValue(_:key:_:)`` with the key lent as bytes (a cursor's key, a slice), so a
+    /// lookup needs no array of its own. The key's bytes must stay valid for the call only.
+    package func withValue<R>(_ db: Database, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        var value = MDB_val()
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_get(handle, db.dbi, &k, &value)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get(\(db.name))")
+        return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+    }
+
+    /// The ID of the snapshot this transaction reads (`mdb_txn_id`: for a read-only
+    /// transaction, the ID of the last write transaction committed when it began). Two read
+    /// transactions with the same ID see the same pages.
+    package var snapshotID: Int { mdb_txn_id(handle) }
+
     /// A copy of the value stored under `key`, or nil when there is none.
     package func get(_ db: Database, key: [UInt8]) throws -> [UInt8]? {
         try withValue(db, key: key) { Array($0) }

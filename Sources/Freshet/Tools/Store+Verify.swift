@@ -8,18 +8,44 @@ extension Store {
     /// ``Fold`` yields the materialized databases byte for byte (`rows`, `rowIndex`, `marks`,
     /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`). Then every stored key of those
     /// databases and of `log` is looked up (`mdb_get`) and must find that very entry: a damaged
-    /// key in a branch page misleads lookups only (``lookUpEveryKey(source:dbs:namer:)``). The
-    /// store is only read.
+    /// key in a branch page misleads lookups only (``lookUpEveryKey(source:databases:namer:)``;
+    /// the log's keys on two threads, ``SharedKeyLookups``). The store is only read.
     ///
     /// Every difference is a ``StoreProblem`` naming the database, the collection, the row ID
     /// and the LSN of the last record that (according to the replay) wrote that value.
     ///
     /// On a live store the log is read in short read transactions up to the LSN that was last
     /// when `verify` started; one more read transaction then folds what was appended meanwhile
-    /// and reads the materialized databases, so both are compared at the same LSN. Memory: the replayed state of one database is held while it is compared.
+    /// and reads the materialized databases, so both are compared at the same LSN (and the log's
+    /// lookups on the second thread check that snapshot, or are left to the first).
+    /// Memory: the replayed state only (both sides are compared where they lie).
     ///
     /// - Throws: ``ToolError/store`` when the store or the scratch store cannot be read.
     public func verify() throws(ToolError) -> VerifyReport {
+        try verify(hooks: VerifyHooks())
+    }
+
+    /// ``verify()`` with test seams; `lookupBlock` is ``SharedKeyLookups/blockSize`` unless a
+    /// test asks for smaller blocks.
+    func verify(hooks: VerifyHooks, lookupBlock: Int = SharedKeyLookups.blockSize) throws(ToolError) -> VerifyReport {
+        let (report, scratch) = try verifyReplaying(hooks: hooks, lookupBlock: lookupBlock)
+        Self.releaseInBackground(consume scratch)
+        return report
+    }
+
+    /// Frees the replayed state on a thread of its own, so `verify` returns without waiting
+    /// for it: its tables hold an array per key (270,000 on W5), and freeing them was a
+    /// quarter of `verify`'s time after the fold (docs/performance.md, "Issue 8 speed round 5
+    /// (verify)"). Only memory is freed there; the scratch state holds no store.
+    private static func releaseInBackground(_ scratch: consuming ScratchState) {
+        let box = ReleaseBox(scratch)
+        let thread = Thread { box.scratch = nil }
+        thread.name = "freshet.release"
+        thread.start()
+    }
+
+    /// The folding and checking of ``verify(hooks:lookupBlock:)``: the report and the replayed state.
+    private func verifyReplaying(hooks: VerifyHooks, lookupBlock: Int) throws(ToolError) -> (VerifyReport, ScratchState) {
         do {
             try checkOpen()
             let folder = try LogFolder(store: self)
@@ -27,59 +53,87 @@ extension Store {
             var compared = 0
             let startLSN = try folder.sourceLastLSN()
             try folder.run(to: .end, unchunkedAfter: startLSN, atEnd: { txn in
-                (problems, compared) = try Self.compare(source: txn, dbs: self.state.dbs, scratch: folder.scratch)
-                problems += try Self.lookUpEveryKey(source: txn, dbs: self.state.dbs, namer: Self.namer(folder.scratch))
+                let dbs = self.state.dbs
+                let namer = try Self.namer(folder.scratch)
+                // The log's lookups start on a second thread at once; this one compares, looks
+                // up the other databases' keys, then takes the log's blocks still unclaimed.
+                let logLookups = SharedKeyLookups(db: dbs.log, name: "log", namer: namer, blockSize: lookupBlock, hooks: hooks)
+                logLookups.startHelper(env: self.env, snapshotID: txn.snapshotID)
+                let rest: Result<([StoreProblem], Int, [StoreProblem]), any Error> = Result {
+                    let (differences, count) = try Self.compare(source: txn, dbs: dbs, scratch: folder.scratch, namer: namer)
+                    let others = try Self.lookUpEveryKey(source: txn, databases: Self.materialized(dbs), namer: namer)
+                    return (differences, count, others)
+                }
+                // On failure the helper is waited for before the error leaves: it reads the store.
+                if case .failure = rest { _ = logLookups.waitForHelper() }
+                let (differences, count, others) = try rest.get()
+                // Problems in the order one thread finds them: the comparison, then the
+                // lookups database by database, the log first.
+                problems = differences + (try logLookups.finish(lookingUpIn: txn)) + others
+                compared = count
             })
-            return VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
+            let report = VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
+            return (report, folder.scratch)
         } catch {
             throw ToolError.wrapping(error, doing: "verifying \(displayPath)")
         }
     }
 
-    /// Compares every materialized database of the source (read in `source`) with the scratch one.
-    private static func compare(source: borrowing Transaction, dbs: StoreDatabases, scratch: ScratchState) throws -> ([StoreProblem], Int) {
-        let replayed = scratch.state.dbs
-        let pairs: [(String, Database, Database)] = [
-            ("rows", dbs.rows, replayed.rows), ("rowIndex", dbs.rowIndex, replayed.rowIndex),
-            ("marks", dbs.marks, replayed.marks), ("meta", dbs.meta, replayed.meta),
-            ("pending", dbs.pending, replayed.pending), ("mutations", dbs.mutations, replayed.mutations),
-            ("idMap", dbs.idMap, replayed.idMap), ("confirmed", dbs.confirmed, replayed.confirmed),
-        ]
-        let namer = try namer(scratch)
+    /// Compares every materialized database of the source (read in `source`) with the scratch
+    /// one, walking both in key order side by side: the replayed entries as the scratch tables
+    /// lend them, the stored ones with a cursor, compared in place (`memcmp`), so only a
+    /// difference copies bytes. Before issue 8's speed round 5 every replayed entry was first
+    /// copied into arrays (two allocations per entry, ~270,000 on W5).
+    ///
+    /// At each step the smaller key goes first: a replayed key before the stored one is missing
+    /// from the store, a stored key before the replayed one is not in the replay, equal keys
+    /// compare their values. Each key counts once in the returned number of entries compared.
+    private static func compare(source: borrowing Transaction, dbs: StoreDatabases, scratch: ScratchState, namer: DifferenceNamer) throws -> ([StoreProblem], Int) {
         var problems: [StoreProblem] = []
         var compared = 0
-        for (name, stored, rebuilt) in pairs {
-            // The replayed entries in key order; the stored ones are walked in the same order
-            // and compared in place (memcmp), so only a difference copies bytes.
-            let expected = scratch.tables.entries(rebuilt)
-            var i = 0
-            try source.forEach(stored) { keyBuffer, valueBuffer in
-                var order = -1
-                while i < expected.count {
-                    order = expected[i].key.withUnsafeBytes { OrderedTable.compare($0, keyBuffer) }
-                    guard order < 0 else { break }
-                    problems.append(namer.name(database: name, key: expected[i].key, stored: nil, replayed: expected[i].value))
-                    compared += 1
-                    i += 1
-                }
-                compared += 1
-                if i < expected.count, order == 0 {
-                    if !MaterializedState.same(valueBuffer, expected[i].value) {
-                        problems.append(namer.name(database: name, key: Array(keyBuffer), stored: Array(valueBuffer), replayed: expected[i].value))
+        for ((name, stored), (_, rebuilt)) in zip(materialized(dbs), materialized(scratch.state.dbs)) {
+            try source.withCursor(stored) { cursor in
+                /// Reports the stored entry the cursor is on as one the replay lacks, and moves on.
+                func storedOnly() throws {
+                    cursor.withEntry { key, value in
+                        problems.append(namer.name(database: name, key: Array(key), stored: Array(value), replayed: nil))
                     }
-                    i += 1
-                } else {
-                    problems.append(namer.name(database: name, key: Array(keyBuffer), stored: Array(valueBuffer), replayed: nil))
+                    compared += 1
+                    try cursor.next()
                 }
-                return true
-            }
-            while i < expected.count {
-                problems.append(namer.name(database: name, key: expected[i].key, stored: nil, replayed: expected[i].value))
-                compared += 1
-                i += 1
+                try cursor.next()
+                try scratch.tables.forEach(rebuilt) { key, value in
+                    while cursor.isOnEntry, cursor.withEntry({ storedKey, _ in OrderedTable.compare(key, storedKey) > 0 }) {
+                        try storedOnly()
+                    }
+                    compared += 1
+                    let same: Bool? = cursor.isOnEntry ? cursor.withEntry { storedKey, storedValue in
+                        OrderedTable.compare(key, storedKey) == 0 ? MaterializedState.same(storedValue, value) : nil
+                    } : nil
+                    switch same {
+                    case nil:
+                        problems.append(namer.name(database: name, key: Array(key), stored: nil, replayed: Array(value)))
+                    case false?:
+                        cursor.withEntry { _, storedValue in
+                            problems.append(namer.name(database: name, key: Array(key), stored: Array(storedValue), replayed: Array(value)))
+                        }
+                        try cursor.next()
+                    case true?:
+                        try cursor.next()
+                    }
+                    return true
+                }
+                while cursor.isOnEntry { try storedOnly() }
             }
         }
         return (problems, compared)
+    }
+
+    /// The materialized databases by name, in the order `verify` compares them and reports
+    /// their problems (`StoreDatabases.names` without the log).
+    private static func materialized(_ dbs: StoreDatabases) -> [(String, Database)] {
+        [("rows", dbs.rows), ("rowIndex", dbs.rowIndex), ("marks", dbs.marks), ("meta", dbs.meta),
+         ("pending", dbs.pending), ("mutations", dbs.mutations), ("idMap", dbs.idMap), ("confirmed", dbs.confirmed)]
     }
 
     /// A namer that takes a problem's LSN from the replayed SyncMarks.
@@ -91,42 +145,60 @@ extension Store {
         return DifferenceNamer(replayedMarks: marks)
     }
 
-    /// Looks up every stored key of the log and the materialized databases with `mdb_get`
-    /// and checks it finds that very entry (the same value bytes).
+    /// Looks up every stored key of `databases` (name and handle, in that order) with `mdb_get`
+    /// and checks it finds that very entry (the same value bytes); the log's keys are looked up
+    /// by ``SharedKeyLookups``, on two threads.
     ///
     /// A cursor walk reads leaf pages left to right and never uses the keys in branch pages;
     /// a lookup descends through them. A damaged branch key sends a lookup to the wrong child,
     /// so the fold's own lookups (``MaterializedState`` reads `rowIndex`, `rows`, the log by
-    /// key) would miss an entry that the walk in ``compare(source:dbs:scratch:)`` still sees
-    /// (trial finding 4). Each miss is a ``StoreProblem`` "a lookup does not find it (damaged
-    /// index page?)"; a lookup that finds other bytes, "a lookup finds a different value".
-    private static func lookUpEveryKey(source: borrowing Transaction, dbs: StoreDatabases, namer: DifferenceNamer) throws -> [StoreProblem] {
-        let databases: [(String, Database)] = [
-            ("log", dbs.log), ("rows", dbs.rows), ("rowIndex", dbs.rowIndex), ("marks", dbs.marks), ("meta", dbs.meta),
-            ("pending", dbs.pending), ("mutations", dbs.mutations), ("idMap", dbs.idMap), ("confirmed", dbs.confirmed),
-        ]
+    /// key) would miss an entry that the walk in ``compare(source:dbs:scratch:namer:)`` still
+    /// sees (trial finding 4). A cursor reused for the lookups (`MDB_SET`) would not do: when
+    /// the key is on the page the cursor is on, LMDB searches that page only and reads no
+    /// branch page (`mdb_cursor_set` in mdb.c); `mdb_get` starts from the root every time.
+    private static func lookUpEveryKey(source: borrowing Transaction, databases: [(String, Database)], namer: DifferenceNamer) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         for (name, db) in databases {
-            try source.forEach(db) { keyBuffer, valueBuffer in
-                let key = Array(keyBuffer)
-                // The same entry lends the same bytes of the map: comparing the address is
-                // enough then, and only another answer is compared byte for byte.
-                let found = try source.withValue(db, key: key) { value in
-                    value.baseAddress == valueBuffer.baseAddress && value.count == valueBuffer.count
-                        || MaterializedState.same(valueBuffer, value)
-                }
-                switch found {
-                case true?: break
-                case false?:
-                    problems.append(namer.name(database: name, key: key, stored: Array(valueBuffer), replayed: nil,
-                                               message: "a lookup finds a different value (damaged index page?)"))
-                case nil:
-                    problems.append(namer.name(database: name, key: key, stored: Array(valueBuffer), replayed: nil,
-                                               message: "a lookup does not find it (damaged index page?)"))
+            try source.forEach(db) { key, value in
+                if let problem = try lookUpProblem(key: key, value: value, in: source, db: db, name: name, namer: namer) {
+                    problems.append(problem)
                 }
                 return true
             }
         }
         return problems
+    }
+
+    /// Looks up `key` (an entry of `db` a cursor is on, whose value is `value`) in `txn`: nil
+    /// when the lookup finds that very entry; else a ``StoreProblem`` "a lookup does not find
+    /// it (damaged index page?)", or, when it finds other bytes, "a lookup finds a different
+    /// value". The key is looked up as the cursor lends it, with no copy.
+    static func lookUpProblem(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in txn: borrowing Transaction,
+                              db: Database, name: String, namer: DifferenceNamer) throws -> StoreProblem? {
+        // The same entry lends the same bytes of the map: comparing the address is enough
+        // then, and only another answer is compared byte for byte.
+        let found = try txn.withValue(db, key: key) { found in
+            found.baseAddress == value.baseAddress && found.count == value.count || MaterializedState.same(value, found)
+        }
+        switch found {
+        case true?:
+            return nil
+        case false?:
+            return namer.name(database: name, key: Array(key), stored: Array(value), replayed: nil,
+                              message: "a lookup finds a different value (damaged index page?)")
+        case nil:
+            return namer.name(database: name, key: Array(key), stored: Array(value), replayed: nil,
+                              message: "a lookup does not find it (damaged index page?)")
+        }
+    }
+}
+
+/// Carries the replayed state to the thread that frees it (``Store/releaseInBackground(_:)``).
+private final class ReleaseBox: @unchecked Sendable {
+    // `@unchecked`: set once here, then only cleared, on the freeing thread.
+    var scratch: ScratchState?
+
+    init(_ scratch: consuming ScratchState) {
+        self.scratch = scratch
     }
 }
