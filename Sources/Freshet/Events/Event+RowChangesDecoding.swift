@@ -14,11 +14,16 @@ extension Event {
     /// Before issue 8's speed round 5 every record went through the general decoder: a closure
     /// call and a `FieldValue` per field, a typed error converted to an existential at each
     /// level, and the ops array grown from empty (docs/performance.md, W5).
-    static func decodeRowChanges(kind: EventKind, payload: ByteReader, rows: inout RowJSONBlocks) -> Event? {
+    ///
+    /// The ops go into `spare` (a folded record's array, ``FoldChunk/recycledOps()``: its
+    /// elements overwritten in order, the ones left over removed), which is left empty.
+    static func decodeRowChanges(kind: EventKind, payload: ByteReader, rows: inout RowJSONBlocks, spare: inout [RowChanges.Op]) -> Event? {
         let bytes = payload.bytes
         var i = payload.offset
         let end = payload.end
         var ops: [RowChanges.Op] = []
+        swap(&ops, &spare)
+        var count = 0
         var origin: PushOrigin?
         while i < end {
             guard let tag = varint(bytes, at: &i, end: end), let length = varint(bytes, at: &i, end: end),
@@ -28,8 +33,16 @@ extension Event {
             switch tag {
             case 1:
                 guard let op = rowOp(bytes, from: i, end: valueEnd, rows: &rows) else { return nil }
-                if ops.isEmpty { ops.reserveCapacity(1) }
-                ops.append(op)
+                // Over the spare array's ops; without one, the first op as a one-element
+                // literal: an allocation of its exact size, not `append`'s growth path.
+                if count < ops.count {
+                    ops[count] = op
+                } else if ops.capacity == 0 {
+                    ops = [op]
+                } else {
+                    ops.append(op)
+                }
+                count += 1
             case 2:
                 do {
                     origin = try PushOrigin.decodeField(ByteReader(bytes, from: i, end: valueEnd))
@@ -40,12 +53,13 @@ extension Event {
                 break
             }
         }
+        if count < ops.count { ops.removeSubrange(count...) }
         let changes = RowChanges(ops, origin: origin)
         return kind == .changed ? .changed(changes) : .localWrite(changes)
     }
 
     /// One row op message (`bytes[start ..< end]`): kind 1 (upsert) with the row's ID and JSON,
-    /// or kind 2 (delete) with the ID; nil as for ``decodeRowChanges(kind:payload:rows:)``.
+    /// or kind 2 (delete) with the ID; nil as for ``decodeRowChanges(kind:payload:rows:spare:)``.
     private static func rowOp(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int, rows: inout RowJSONBlocks) -> RowChanges.Op? {
         var i = start
         var op: UInt64 = 0

@@ -170,13 +170,16 @@ public struct LogRecord: Sendable, Hashable {
     /// to `bytes`: every string and `Data` is copied out.
     static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN? = nil) throws(StoreError) -> LogRecord {
         var rows = RowJSONBlocks.separate
-        return try decode(bytes, expectedLSN: expectedLSN, rows: &rows)
+        var ops: [Event.RowChanges.Op] = []
+        return try decode(bytes, expectedLSN: expectedLSN, rows: &rows, ops: &ops)
     }
 
     /// The same decoding, the JSON of a `changed` or `localWrite` record's rows put where
     /// `rows` says: the log tools' chunks share blocks (``RowJSONBlocks/shared(blockSize:)``),
-    /// so such a row's `json` may be a slice whose `startIndex` is not 0. The same errors.
-    static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks) throws(StoreError) -> LogRecord {
+    /// so such a row's `json` may be a slice whose `startIndex` is not 0. Such a record's ops
+    /// go into `ops` (an emptied array to refill, ``FoldChunk/recycledOps()``; taken, so left
+    /// empty). The same errors.
+    static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op]) throws(StoreError) -> LogRecord {
         // Built only for an error: formatting the LSN for every record was a string
         // allocated and freed per record (docs/performance.md, W5, round 4).
         func at() -> String { expectedLSN.map { "record at LSN \($0)" } ?? "record" }
@@ -225,7 +228,7 @@ public struct LogRecord: Sendable, Hashable {
             // A row change (most of a log) in one pass; anything unusual, and every other
             // kind, through the general decoder.
             let event: Event
-            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows) {
+            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops) {
                 event = changes
             } else {
                 event = try Event.decode(kind: kind, payload: payload)

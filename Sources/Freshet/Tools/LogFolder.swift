@@ -145,7 +145,9 @@ final class LogFolder {
                             // the chunk copies the bytes of a proposal only.
                             let record: LogRecord
                             do throws(StoreError) {
-                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows)
+                                // A folded record's ops array refilled (``FoldChunk/recycledOps()``).
+                                var ops = chunk.recycledOps()
+                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops)
                             } catch {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
