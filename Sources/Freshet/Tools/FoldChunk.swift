@@ -36,6 +36,8 @@ struct FoldChunk: Sendable {
     mutating func removeAll() {
         recycled.removeAll(keepingCapacity: true)
         swap(&records, &recycled)
+        // The two arrays take turns; the first time, the one taking the records' place is new.
+        records.reserveCapacity(recycled.capacity)
         nextRecycled = 0
         proposals.removeAll(keepingCapacity: true)
         problems.removeAll(keepingCapacity: true)
