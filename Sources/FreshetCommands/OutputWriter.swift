@@ -23,7 +23,11 @@ public final class OutputWriter {
 
     /// Appends `line` and a newline; writes when the buffer is full.
     public func writeLine(_ line: String) {
-        append(line + "\n")
+        // Appended with its newline, not as `line + "\n"` (a string made per line).
+        guard failure == nil else { return }
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= capacity { flush() }
     }
 
     /// Appends `text` as it is (UTF-8); writes when the buffer is full.

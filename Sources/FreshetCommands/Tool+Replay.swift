@@ -51,7 +51,7 @@ extension Tool {
                 if !snapshot.pendingMutations.isEmpty {
                     standardOutput("  pending   \(TerminalEscaping.escaped(snapshot.pendingMutations.map(\.description).joined(separator: ", ")))")
                 }
-                for row in snapshot.rows { standardOutput("  \(TerminalEscaping.escaped(row.id))  \(TerminalEscaping.escapedJSON(String(decoding: row.json, as: UTF8.self)))") }
+                for row in snapshot.rows { standardOutput(Self.rowLine(row)) }
             }
             standardOutput("")
             standardOutput("pending mutations: \(result.pending.isEmpty ? "none" : String(result.pending.count))")

@@ -34,6 +34,12 @@ struct ByteReader {
         self.end = end
     }
 
+    /// Reads `bytes[start ..< end]`.
+    init(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int) {
+        precondition(start >= 0 && start <= end && end <= bytes.count, "ByteReader range \(start)..<\(end) outside 0...\(bytes.count)")
+        self.init(bytes: bytes, offset: start, end: end)
+    }
+
     private init(bytes: UnsafeRawBufferPointer, offset: Int, end: Int) {
         self.bytes = bytes
         self.offset = offset

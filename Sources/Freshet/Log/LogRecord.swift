@@ -169,6 +169,17 @@ public struct LogRecord: Sendable, Hashable {
     /// transaction, say, without copying it into an array first. Nothing of the result refers
     /// to `bytes`: every string and `Data` is copied out.
     static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN? = nil) throws(StoreError) -> LogRecord {
+        var rows = RowJSONBlocks.separate
+        var ops: [Event.RowChanges.Op] = []
+        return try decode(bytes, expectedLSN: expectedLSN, rows: &rows, ops: &ops)
+    }
+
+    /// The same decoding, the JSON of a `changed` or `localWrite` record's rows put where
+    /// `rows` says: the log tools' chunks share blocks (``RowJSONBlocks/shared(blockSize:)``),
+    /// so such a row's `json` may be a slice whose `startIndex` is not 0. Such a record's ops
+    /// go into `ops` (an emptied array to refill, ``FoldChunk/recycledOps()``; taken, so left
+    /// empty). The same errors.
+    static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op]) throws(StoreError) -> LogRecord {
         // Built only for an error: formatting the LSN for every record was a string
         // allocated and freed per record (docs/performance.md, W5, round 4).
         func at() -> String { expectedLSN.map { "record at LSN \($0)" } ?? "record" }
@@ -181,26 +192,31 @@ public struct LogRecord: Sendable, Hashable {
         guard stored == computed else {
             throw StoreError(.checksumMismatch, "\(at()) fails its CRC-32C: stored \(hex(stored)), computed \(hex(computed))", lsn: expectedLSN)
         }
-        var r = ByteReader(bytes, end: body.count)
+        // The fixed fields (bytes 0 ..< 22) are there, the record being at least `overhead`
+        // bytes: each is one load, checked in the order of the layout.
+        func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+            T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        let version = bytes[0]
+        guard version == formatVersion else {
+            throw StoreError(.unsupportedFormat, "\(at()) has format version \(version); this Freshet reads version \(formatVersion)", lsn: expectedLSN)
+        }
+        let kindByte = bytes[1]
+        guard let kind = EventKind(rawValue: kindByte) else {
+            throw StoreError(.unknownEventKind, "\(at()) has unknown event kind \(kindByte)", lsn: expectedLSN)
+        }
+        let flags = load(UInt16.self, at: 2)
+        guard flags == 0 else {
+            throw StoreError(.unsupportedFormat, "\(at()) has flags \(flags); this Freshet knows none", lsn: expectedLSN)
+        }
+        let lsn = LSN(load(UInt64.self, at: 4))
+        if let expectedLSN, expectedLSN != lsn {
+            throw StoreError(.corruptRecord, "\(at()) says it is LSN \(lsn)", lsn: expectedLSN)
+        }
+        let micros = Int64(bitPattern: load(UInt64.self, at: 12))
+        let nameLength = Int(load(UInt16.self, at: 20))
+        var r = ByteReader(bytes, from: 22, end: body.count)
         do {
-            let version = try r.u8("format version")
-            guard version == formatVersion else {
-                throw StoreError(.unsupportedFormat, "\(at()) has format version \(version); this Freshet reads version \(formatVersion)", lsn: expectedLSN)
-            }
-            let kindByte = try r.u8("kind")
-            guard let kind = EventKind(rawValue: kindByte) else {
-                throw StoreError(.unknownEventKind, "\(at()) has unknown event kind \(kindByte)", lsn: expectedLSN)
-            }
-            let flags = try r.u16("flags")
-            guard flags == 0 else {
-                throw StoreError(.unsupportedFormat, "\(at()) has flags \(flags); this Freshet knows none", lsn: expectedLSN)
-            }
-            let lsn = LSN(try r.u64("LSN"))
-            if let expectedLSN, expectedLSN != lsn {
-                throw StoreError(.corruptRecord, "\(at()) says it is LSN \(lsn)", lsn: expectedLSN)
-            }
-            let micros = Int64(bitPattern: try r.u64("timestamp"))
-            let nameLength = Int(try r.u16("collection length"))
             guard let collection = String.validatingUTF8(try r.bytes(nameLength, "collection")) else {
                 throw StoreError(.corruptRecord, "\(at()) has a collection name that is not UTF-8", lsn: lsn)
             }
@@ -209,7 +225,14 @@ public struct LogRecord: Sendable, Hashable {
             guard r.isAtEnd else {
                 throw StoreError(.corruptRecord, "\(at()) has \(r.remaining) bytes after its payload", lsn: lsn)
             }
-            let event = try Event.decode(kind: kind, payload: payload)
+            // A row change (most of a log) in one pass; anything unusual, and every other
+            // kind, through the general decoder.
+            let event: Event
+            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops) {
+                event = changes
+            } else {
+                event = try Event.decode(kind: kind, payload: payload)
+            }
             return LogRecord(lsn: lsn, timestamp: Date(timeIntervalSince1970: Double(micros) / 1_000_000), collection: collection, event: event)
         } catch let error as StoreError {
             throw error

@@ -7,7 +7,9 @@ import Foundation
 public struct Row: Sendable, Hashable, Identifiable {
     /// The row's ID, unique within its collection.
     public let id: String
-    /// The row's JSON document, UTF-8.
+    /// The row's JSON document, UTF-8. Every row the store hands out (snapshots, a ``Replay``,
+    /// decoded log records) holds a `Data` of its own, indexed from 0; only the log tools' chunks
+    /// share blocks between rows internally (docs/architecture.md, `Tools/`).
     public let json: Data
 
     public init(id: String, json: Data) {

@@ -26,12 +26,48 @@ struct FoldChunk: Sendable {
 
     var count: Int { records.count }
 
-    /// Frees the records, proposals and problems, keeping the arrays' capacity for the next
-    /// chunk (``FoldPipeline/submit(_:)`` hands folded chunks back this way).
+    /// Folded records kept to be refilled (``recycledOps()``), and the next one to take from.
+    private var recycled: [LogRecord] = []
+    private var nextRecycled = 0
+
+    /// Empties the chunk for the next one, keeping the arrays' capacity (``FoldPipeline/submit(_:)``
+    /// hands folded chunks back this way). The records are not freed but kept (``recycledOps()``):
+    /// the next records decoded into the chunk refill their ops arrays.
     mutating func removeAll() {
-        records.removeAll(keepingCapacity: true)
+        recycled.removeAll(keepingCapacity: true)
+        swap(&records, &recycled)
+        // The two arrays take turns; the first time, the one taking the records' place is new.
+        records.reserveCapacity(recycled.capacity)
+        nextRecycled = 0
         proposals.removeAll(keepingCapacity: true)
         problems.removeAll(keepingCapacity: true)
+    }
+
+    /// The ops array of a folded record of this chunk, its ops still in it, for the decoder to
+    /// overwrite (``LogRecord/decode(_:expectedLSN:rows:ops:)``); an empty array when none is
+    /// left or the record was no row change.
+    ///
+    /// A one-op record's array is its only allocation left (its JSON is a slice of a shared
+    /// block, ``RowJSONBlocks``, its strings mostly inline): refilled, a record of the next chunk
+    /// allocates nothing and the folded one frees nothing. Before issue 8's speed round 5 each
+    /// record's array was allocated when decoded and freed when its chunk came back
+    /// (docs/performance.md, W5).
+    mutating func recycledOps() -> [Event.RowChanges.Op] {
+        guard nextRecycled < recycled.count else { return [] }
+        // The event is swapped out of the kept record (an empty row change left in its place)
+        // and its array moved out of it: nothing is copied or retained, so the array stays
+        // uniquely referenced and is written in place.
+        var event = Event.localWrite(Event.RowChanges([]))
+        swap(&event, &recycled[nextRecycled].event)
+        nextRecycled += 1
+        switch consume event {
+        case .changed(var changes), .localWrite(var changes):
+            var ops: [Event.RowChanges.Op] = []
+            swap(&ops, &changes.ops)
+            return ops
+        default:
+            return []
+        }
     }
 
     /// Adds `record` (moved in, not copied), keeping a copy of `bytes` (its encoding, lent by

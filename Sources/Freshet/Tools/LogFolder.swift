@@ -105,6 +105,10 @@ final class LogFolder {
         // A folded chunk comes back from the pipeline emptied, its arrays' capacity kept: the
         // next chunk fills the same buffers instead of allocating ~300 KiB of records afresh.
         var spare: FoldChunk?
+        // Rows' JSON goes into blocks shared by the chunk's records (``RowJSONBlocks``): no
+        // allocation per row. Records a `visit` sees may be kept (`why`'s timeline), so they
+        // get rows of their own, as every decoder outside the log tools' chunks does.
+        var rows = visit == nil ? RowJSONBlocks.shared() : .separate
         while !finished {
             do {
                 try store.env.read { txn in
@@ -141,7 +145,9 @@ final class LogFolder {
                             // the chunk copies the bytes of a proposal only.
                             let record: LogRecord
                             do throws(StoreError) {
-                                record = try LogRecord.decode(value, expectedLSN: lsn)
+                                // A folded record's ops array refilled (``FoldChunk/recycledOps()``).
+                                var ops = chunk.recycledOps()
+                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops)
                             } catch {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))

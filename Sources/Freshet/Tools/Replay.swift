@@ -10,7 +10,8 @@ public struct Replay: Sendable {
     /// One snapshot per selected collection, sorted by name: rows in order with the pending
     /// overlay applied, SyncMark, status (never `loading`/`refreshing`: a replay knows of no
     /// request in flight) and pending mutation IDs. Rows of a `no-store` response are not in
-    /// the log, so such a collection replays with no rows.
+    /// the log, so such a collection replays with no rows. Each row's `json` is a `Data` of its
+    /// own, indexed from 0 (read out of the replayed tables, not a slice of a decoded record).
     public let snapshots: [Snapshot]
     /// The unresolved mutations at that point, in LSN order (all collections).
     public let pending: [PendingMutationInfo]
