@@ -8,14 +8,32 @@ import FreshetLMDB
 /// and tests all go through it, so replaying the log rebuilds exactly the materialized state.
 enum Fold {
     static func apply(_ record: LogRecord, to state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
+        try withUnsafePointer(to: record) { try apply(lent: $0, to: state, in: txn) }
+    }
+
+    /// ``apply(_:to:in:)`` of the record at `record`, read where it is: a log tool's chunk
+    /// lends its records in place. Passing `records[i]` by value made a copy of every record
+    /// (a retain of each field through the value witnesses, and a release after), 0.4 billion
+    /// instructions on the W5 replay (docs/performance.md, "Issue 8 speed round 5 (fold side)");
+    /// here only a local write's changes are copied out. `record` is valid for the call.
+    static func apply(lent record: UnsafePointer<LogRecord>, to state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
+        switch record.pointee.event {
+        case .changed(let changes) where changes.origin == nil, .localWrite(let changes) where changes.origin == nil:
+            return try applyLocalChanges(changes, collection: record.pointee.collection, lsn: record.pointee.lsn, state: state, in: txn)
+        default:
+            return try applyGeneral(record.pointee, to: state, in: txn)
+        }
+    }
+
+    /// Every record but a local write (or a change without an origin); folds those too, to the
+    /// same state as ``applyLocalChanges(_:collection:lsn:state:in:)``.
+    private static func applyGeneral(_ record: LogRecord, to state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
         switch record.event {
         case .mutationProposed(let p): return try applyProposed(p, record: record, state: state, in: txn)
         case .mutationConfirmed(let c): return try applyConfirmed(c, record: record, state: state, in: txn)
         case .mutationRolledBack(let r): return try applyRolledBack(r, record: record, state: state, in: txn)
         case .checkpoint: return try applyCheckpoint(record, state: state, in: txn)
         case .evicted: return try applyEvicted(record, state: state, in: txn)
-        case .changed(let changes) where changes.origin == nil, .localWrite(let changes) where changes.origin == nil:
-            return try applyLocalChanges(changes, record: record, state: state, in: txn)
         default: break
         }
         let collection = record.collection
@@ -105,12 +123,16 @@ enum Fold {
     }
 
     /// A local write, or a change without a push origin: its ops, then the mark's `lastLSN`
-    /// and `rowsLSN` set in place (``MaterializedState/stampSyncMark(_:lsn:rowsChanged:in:)``)
-    /// — the same mark the general path above gives, without copying the mark out and back
-    /// per record (docs/performance.md, "Issue 8 speed round 4 (fold side)").
-    private static func applyLocalChanges(_ changes: Event.RowChanges, record: LogRecord, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
-        let rowsChanged = try applyOps(changes.ops, state: state, prefix: Keys.collection(record.collection), in: txn)
-        try state.stampSyncMark(record.collection, lsn: record.lsn, rowsChanged: rowsChanged, in: txn)
+    /// and `rowsLSN` set in place (``MaterializedState/localWriteTarget(_:in:)``) — the same
+    /// mark the general path above gives, without copying the mark out and back per record
+    /// (docs/performance.md, "Issue 8 speed round 4 (fold side)"), and with the collection's
+    /// key prefix kept by the commit's mark cache (round 5).
+    private static func applyLocalChanges(_ changes: Event.RowChanges, collection: String, lsn: LSN, state: MaterializedState, in txn: borrowing some FoldTables & ~Copyable) throws {
+        // Two calls around the ops, not a closure: a closure capturing `state` copied it (a
+        // retain of each of its handles' names) per record.
+        let target = try state.localWriteTarget(collection, in: txn)
+        let rowsChanged = try applyOps(changes.ops, state: state, prefix: target.prefix, in: txn)
+        try state.stampLocalWrite(collection, at: target.slot, lsn: lsn, rowsChanged: rowsChanged, in: txn)
     }
 
     /// Applies upserts and deletes in order; returns whether any changed a row.

@@ -167,6 +167,34 @@ struct MaterializedState {
         try putSyncMark(mark, collection, in: txn)
     }
 
+    /// Where a local write (or a change without an origin) to `collection` folds: the
+    /// collection's key prefix and, with a cache (the writer's commit, a tool's chunk), the
+    /// slot of its mark, for ``stampLocalWrite(_:at:lsn:rowsChanged:in:)`` after the ops. With a
+    /// cache the collection is looked up by name once per record: the prefix comes from the
+    /// cache (built once per commit, not once per record) and the mark is stamped through the
+    /// same slot (docs/performance.md, "Issue 8 speed round 5 (fold side)"). The mark is read
+    /// into the cache here, before the ops; they touch rows only, so the mark is the one
+    /// ``stampSyncMark(_:lsn:rowsChanged:in:)`` gives after them.
+    func localWriteTarget(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws -> (prefix: [UInt8], slot: SyncMarkCache.Slot?) {
+        guard let marks else { return (Keys.collection(collection), nil) }
+        if let slot = marks.slot(for: collection) { return (marks.prefix(at: slot), slot) }
+        _ = try syncMark(collection, in: txn) // remembered by the cache
+        guard let slot = marks.slot(for: collection) else {
+            preconditionFailure("SyncMarkCache forgot \(collection) as it was remembered")
+        }
+        return (marks.prefix(at: slot), slot)
+    }
+
+    /// Stamps the mark of a local write's collection (``localWriteTarget(_:in:)``), as
+    /// ``stampSyncMark(_:lsn:rowsChanged:in:)`` does; through `slot` when there is one.
+    func stampLocalWrite(_ collection: String, at slot: SyncMarkCache.Slot?, lsn: LSN, rowsChanged: Bool, in txn: borrowing some FoldTables & ~Copyable) throws {
+        if let marks, let slot {
+            marks.stamp(at: slot, lsn: lsn, rowsChanged: rowsChanged)
+            return
+        }
+        try stampSyncMark(collection, lsn: lsn, rowsChanged: rowsChanged, in: txn)
+    }
+
     /// Removes the collection's mark: from the commit's cache when there is one (deleted
     /// when the commit ends), else from the database at once.
     func removeSyncMark(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws {
@@ -376,6 +404,13 @@ struct MaterializedState {
     /// log of local writes) reads one index entry and the row and copies nothing
     /// (docs/performance.md, "Issue 8 speed round 4 (fold side)").
     func storedRow(id: String, json: Data, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> (position: UInt64, same: Bool)? {
+        // The JSON's bytes reached once (each access to a `Data`'s storage costs dynamic
+        // exclusivity checks inside Foundation).
+        try json.withUnsafeBytes { try storedRow(id: id, json: $0, prefix: prefix, in: txn) }
+    }
+
+    /// ``storedRow(id:json:prefix:in:)`` with the JSON's bytes lent.
+    func storedRow(id: String, json: UnsafeRawBufferPointer, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> (position: UInt64, same: Bool)? {
         var id = id
         return try id.withUTF8 { id in
             try prefix.withUnsafeBytes { prefix in
@@ -394,17 +429,26 @@ struct MaterializedState {
     /// Whether `stored` is byte for byte ``encodeRow(_:)`` of a row with ID bytes `id` and
     /// `json`: the ID's length as the shortest varint (``ByteWriter/varint(_:)``), the ID, the JSON.
     static func same(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, json: Data) -> Bool {
+        // The JSON's bytes reached once: each access to a `Data`'s storage costs dynamic
+        // exclusivity checks inside Foundation (three per row here before round 5).
+        json.withUnsafeBytes { same(stored, id: id, json: $0) }
+    }
+
+    /// ``same(_:id:json:)`` with the JSON's bytes lent.
+    static func same(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, json: UnsafeRawBufferPointer) -> Bool {
         let i = ByteWriter.varintLength(UInt64(id.count))
         guard stored.count == i + id.count + json.count else { return false }
-        // The length's varint (at most 10 bytes) on the stack, compared in place.
-        var header: (UInt64, UInt64) = (0, 0)
-        let sameLength = withUnsafeMutableBytes(of: &header) { h in
-            _ = ByteWriter.writeVarint(UInt64(id.count), into: h, at: 0)
-            return same(UnsafeRawBufferPointer(rebasing: stored[..<i]), UnsafeRawBufferPointer(rebasing: h[..<i]))
+        // The length's varint compared byte by byte as ByteWriter.writeVarint writes it.
+        var v = UInt64(id.count)
+        var k = 0
+        while v >= 0x80 {
+            guard stored[k] == UInt8(truncatingIfNeeded: v & 0x7F) | 0x80 else { return false }
+            k += 1
+            v >>= 7
         }
-        guard sameLength else { return false }
+        guard stored[k] == UInt8(truncatingIfNeeded: v) else { return false }
         return same(UnsafeRawBufferPointer(rebasing: stored[i..<(i + id.count)]), id)
-            && json.withUnsafeBytes { same(UnsafeRawBufferPointer(rebasing: stored[(i + id.count)...]), $0) }
+            && same(UnsafeRawBufferPointer(rebasing: stored[(i + id.count)...]), json)
     }
 
     static func same(_ stored: UnsafeRawBufferPointer, _ bytes: [UInt8]) -> Bool {

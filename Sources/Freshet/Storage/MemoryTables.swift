@@ -12,19 +12,45 @@ import FreshetLMDB
 final class MemoryTables: FoldTables {
     let dbs: StoreDatabases
     private let handles: [Database]
-    private var tables: [OrderedTable]
-    private var journaling = false
-    private var journal: [(table: Int, key: [UInt8], old: [UInt8]?)] = []
+    /// The tables, one per handle, and the undo journal, held behind pointers: a class's stored
+    /// `var` costs a dynamic exclusivity check (`swift_beginAccess`, a thread-local access set)
+    /// per access, which was a tenth of the folding thread's instructions on the W5 replay
+    /// (docs/performance.md, "Issue 8 speed round 5 (fold side)"). Exclusivity holds by
+    /// construction instead: one thread uses the tables, and no method changes them while it
+    /// lends their bytes to a closure (a ``forEach(_:from:reverse:_:)`` body must not write).
+    private let tables: UnsafeMutableBufferPointer<OrderedTable>
+    private let undo: UnsafeMutablePointer<Journal>
+
+    private struct Journal {
+        var journaling = false
+        var entries: [(table: Int, key: [UInt8], old: [UInt8]?)] = []
+    }
 
     init(dbs: StoreDatabases) {
         self.dbs = dbs
         handles = [dbs.log, dbs.rows, dbs.rowIndex, dbs.marks, dbs.meta, dbs.pending, dbs.mutations, dbs.idMap, dbs.confirmed]
-        tables = Array(repeating: OrderedTable(), count: handles.count)
+        tables = .allocate(capacity: handles.count)
+        tables.initialize(repeating: OrderedTable())
+        undo = .allocate(capacity: 1)
+        undo.initialize(to: Journal())
     }
 
+    deinit {
+        tables.deinitialize()
+        tables.deallocate()
+        undo.deinitialize(count: 1)
+        undo.deallocate()
+    }
+
+    /// The table of `db`, found by the database's name: each name is one database of the
+    /// store whose handles these are (``StoreDatabases/names``). Compared by length, then by
+    /// name (both inlined; `Database`'s own `==` is a call into its module per handle tried,
+    /// and two unequal strings a call to the Unicode comparison — 2% of the W5 replay's
+    /// folding thread until round 5).
     @inline(__always)
     private func table(_ db: Database) -> Int {
-        for i in handles.indices where handles[i] == db { return i }
+        let length = db.name.utf8.count
+        for i in handles.indices where handles[i].name.utf8.count == length && handles[i].name == db.name { return i }
         preconditionFailure("MemoryTables holds no database named \(db.name)")
     }
 
@@ -35,37 +61,37 @@ final class MemoryTables: FoldTables {
 
     /// Starts journaling changes (a transaction); one at a time.
     func begin() {
-        precondition(!journaling, "MemoryTables.begin while a change set is open")
-        journaling = true
-        journal.removeAll(keepingCapacity: true)
+        precondition(!undo.pointee.journaling, "MemoryTables.begin while a change set is open")
+        undo.pointee.journaling = true
+        undo.pointee.entries.removeAll(keepingCapacity: true)
     }
 
     /// Keeps the changes since ``begin()``.
     func commit() {
-        journaling = false
-        journal.removeAll(keepingCapacity: true)
+        undo.pointee.journaling = false
+        undo.pointee.entries.removeAll(keepingCapacity: true)
     }
 
     /// Undoes every change since ``begin()``, newest first.
     func rollback() {
-        for entry in journal.reversed() {
+        for entry in undo.pointee.entries.reversed() {
             if let old = entry.old {
                 tables[entry.table].set(entry.key, old)
             } else {
                 tables[entry.table].remove(entry.key)
             }
         }
-        journaling = false
-        journal.removeAll(keepingCapacity: true)
+        undo.pointee.journaling = false
+        undo.pointee.entries.removeAll(keepingCapacity: true)
     }
 
     /// A mark in the journal, to undo back to with ``rollback(to:)`` (a nested transaction).
-    var savepoint: Int { journal.count }
+    var savepoint: Int { undo.pointee.entries.count }
 
     /// Undoes the changes made after `savepoint`, keeping the change set open.
     func rollback(to savepoint: Int) {
-        while journal.count > savepoint {
-            let entry = journal.removeLast()
+        while undo.pointee.entries.count > savepoint {
+            let entry = undo.pointee.entries.removeLast()
             if let old = entry.old {
                 tables[entry.table].set(entry.key, old)
             } else {
@@ -94,7 +120,7 @@ final class MemoryTables: FoldTables {
         let ti = table(index)
         let tr = table(rows)
         guard let found = tables[ti].locate(bytes: key),
-              let position = tables[ti].withValue(at: found.offset, { $0.count == 8 ? Keys.readUInt64($0, at: 0) : nil }) else {
+              let position = tables[ti].withValue(at: found.offset, { $0.count == 8 ? UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) : nil }) else {
             return nil
         }
         if let offset = tables[tr].offset(ofEntry: tables[ti].link(found.entry), ifKeyIs: prefix, position) {
@@ -130,20 +156,21 @@ final class MemoryTables: FoldTables {
             throw LMDBError(code: LMDBError.keyExists.code, function: "put(\(db.name), noOverwrite)")
         }
         let old = tables[t].set(key, bytes: bytes)
-        if journaling { journal.append((t, key, old)) }
+        if undo.pointee.journaling { undo.pointee.entries.append((t, key, old)) }
     }
 
     func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
-        var value = [UInt8](repeating: 0, count: count)
-        value.withUnsafeMutableBytes(fill)
-        try put(db, key: key, value: value, append: false, noOverwrite: false)
+        // Written straight into the table's arena (a zeroed array per row first, until round 5).
+        let t = table(db)
+        let old = tables[t].set(key, reserving: count, fill)
+        if undo.pointee.journaling { undo.pointee.entries.append((t, key, old)) }
     }
 
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
         let t = table(db)
         guard let old = tables[t].remove(key) else { return false }
-        if journaling { journal.append((t, key, old)) }
+        if undo.pointee.journaling { undo.pointee.entries.append((t, key, old)) }
         return true
     }
 

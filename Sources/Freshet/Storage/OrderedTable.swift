@@ -141,17 +141,24 @@ struct OrderedTable {
         return UnsafeRawBufferPointer(rebasing: arena[start..<(start + v)])
     }
 
-    /// Appends a record of entry `entry` for `key` and `value`; returns its offset.
-    private mutating func appendRecord(_ entry: Int32, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Int {
+    /// Appends a record of entry `entry` for `key` and a value of `count` bytes that `fill`
+    /// writes in place; returns its offset. The record is made in one step (it was five
+    /// appends, each checking the arena's capacity and uniqueness).
+    private mutating func appendRecord(_ entry: Int32, _ key: UnsafeRawBufferPointer, count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> Int {
         // A record's value comes from a log record (less than 4 GiB) or the fold's own keys.
-        precondition(key.count <= Int(UInt32.max) && value.count <= Int(UInt32.max), "OrderedTable: a key or value of 4 GiB or more")
+        precondition(key.count <= Int(UInt32.max) && count <= Int(UInt32.max), "OrderedTable: a key or value of 4 GiB or more")
         let offset = arena.count
-        precondition(UInt64(offset) + UInt64(Self.header + key.count + value.count) <= ByteHashIndex.maxPayload, "OrderedTable: an arena of 1 TiB")
-        withUnsafeBytes(of: UInt32(entry)) { arena.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt32(key.count)) { arena.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt32(value.count)) { arena.append(contentsOf: $0) }
-        arena.append(contentsOf: key)
-        arena.append(contentsOf: value)
+        let size = Self.header + key.count + count
+        precondition(UInt64(offset) + UInt64(size) <= ByteHashIndex.maxPayload, "OrderedTable: an arena of 1 TiB")
+        arena.append(contentsOf: repeatElement(0, count: size))
+        arena.withUnsafeMutableBytes { a in
+            a.storeBytes(of: UInt32(entry), toByteOffset: offset, as: UInt32.self)
+            a.storeBytes(of: UInt32(key.count), toByteOffset: offset + 4, as: UInt32.self)
+            a.storeBytes(of: UInt32(count), toByteOffset: offset + 8, as: UInt32.self)
+            let keyStart = offset + Self.header
+            UnsafeMutableRawBufferPointer(rebasing: a[keyStart..<(keyStart + key.count)]).copyMemory(from: key)
+            fill(UnsafeMutableRawBufferPointer(rebasing: a[(keyStart + key.count)..<(offset + size)]))
+        }
         return offset
     }
 
@@ -302,12 +309,19 @@ struct OrderedTable {
     /// Stores a copy of `value` under `key`; returns the value it replaced.
     @discardableResult
     mutating func set(_ key: [UInt8], bytes value: UnsafeRawBufferPointer) -> [UInt8]? {
+        set(key, reserving: value.count) { $0.copyMemory(from: value) }
+    }
+
+    /// Stores under `key` a value of `count` bytes that `fill` writes in place (all of them,
+    /// without keeping the buffer), straight into the arena; returns the value it replaced.
+    @discardableResult
+    mutating func set(_ key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8]? {
         if let last = lastFound, arena.withUnsafeBytes({ a in key.withUnsafeBytes { Self.compare(Self.recordKey(a, Int(last.payload)), $0) == 0 } }) {
-            return replace(last, key, value)
+            return replace(last, key, count: count, fill)
         }
         let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
         if let found = key.withUnsafeBytes({ find($0, hash: hash) }) {
-            return replace(found, key, value)
+            return replace(found, key, count: count, fill)
         }
         let entry: Int32
         if let reused = free.popLast() {
@@ -319,7 +333,7 @@ struct OrderedTable {
             offsets.append(-1)
             links.append(-1)
         }
-        let offset = key.withUnsafeBytes { appendRecord(entry, $0, value) }
+        let offset = key.withUnsafeBytes { appendRecord(entry, $0, count: count, fill) }
         offsets[Int(entry)] = offset
         lastFound = nil
         index.insert(UInt64(offset), hash: hash)
@@ -337,21 +351,20 @@ struct OrderedTable {
         return nil
     }
 
-    /// Replaces the value of the entry `found`, whose key is `key`: in place when the length
-    /// is the same, else in a new record (the old one becomes garbage).
-    private mutating func replace(_ found: ByteHashIndex.Found, _ key: [UInt8], _ value: UnsafeRawBufferPointer) -> [UInt8] {
+    /// Replaces the value of the entry `found`, whose key is `key`, with `count` bytes that
+    /// `fill` writes: in place when the length is the same, else in a new record (the old one
+    /// becomes garbage).
+    private mutating func replace(_ found: ByteHashIndex.Found, _ key: [UInt8], count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
         let offset = Int(found.payload)
         let old = withValue(at: offset) { Array($0) }
-        if old.count == value.count {
+        if old.count == count {
             let start = offset + Self.header + key.count
-            arena.withUnsafeMutableBytes { a in
-                UnsafeMutableRawBufferPointer(rebasing: a[start..<(start + value.count)]).copyMemory(from: value)
-            }
+            arena.withUnsafeMutableBytes { a in fill(UnsafeMutableRawBufferPointer(rebasing: a[start..<(start + count)])) }
             return old
         }
         garbage += recordSize(at: offset)
         let entry = arena.withUnsafeBytes { Self.entry($0, offset) }
-        let moved = key.withUnsafeBytes { appendRecord(Int32(entry), $0, value) }
+        let moved = key.withUnsafeBytes { appendRecord(Int32(entry), $0, count: count, fill) }
         offsets[entry] = moved
         index.setPayload(UInt64(moved), slot: found.slot)
         lastFound = ByteHashIndex.Found(payload: UInt64(moved), slot: found.slot)

@@ -8,14 +8,20 @@ import FreshetLMDB
 /// ``MaterializedState/marks``. A batch folded in a nested transaction that fails is rolled
 /// back in the cache too (``checkpoint()`` / ``restore(_:)``), so an aborted batch never
 /// leaves a mark behind. Only the writer's queue touches it, during one commit.
+///
+/// Each collection the cache knows has a ``Slot``: found by name once per event
+/// (``slot(for:)``), it gives the collection's key prefix (``prefix(at:)``, built once per
+/// commit instead of once per event) and stamps the mark in place (``stamp(at:lsn:rowsChanged:)``).
 final class SyncMarkCache: @unchecked Sendable {
-    // @unchecked: used by one thread (the writer's queue) for the length of one commit.
-    /// A collection's mark (nil: it has none) and whether it changed and must be written.
-    /// One entry per collection, not a map and a set of changed names: the fold reads and
-    /// replaces a mark per event, and each name hashed costs (docs/performance.md, W5).
+    // @unchecked: used by one thread (the writer's queue, a tool's folding thread) for the
+    // length of one commit.
+
+    /// A collection's mark (nil: it has none), whether it changed and must be written, and
+    /// its name.
     fileprivate struct Entry {
         var mark: SyncMark?
         var dirty: Bool
+        let name: String
 
         mutating func stamp(lsn: LSN, rowsChanged: Bool) {
             if case .none = mark { mark = SyncMark() }
@@ -25,75 +31,145 @@ final class SyncMarkCache: @unchecked Sendable {
         }
     }
 
-    /// Each collection's entry in ``entries``. The entries sit in an array so that
-    /// ``stamp(_:lsn:rowsChanged:)`` changes one in place through the array's subscript: through
-    /// the dictionary's, the entry (and its mark's fields) was copied out and back, which cost
-    /// more than the hash (docs/performance.md, "Issue 8 speed round 4 (fold side)").
-    private var slots: [String: Int] = [:]
-    private var entries: [Entry] = []
+    /// Where a collection's entry is, from ``slot(for:)``; valid until ``restore(_:)``.
+    struct Slot {
+        fileprivate let index: Int
+    }
+
+    /// The entries, one per collection, and a hash index over their names' UTF-8 bytes
+    /// (``ByteHashIndex``, payload: the entry's index), the names kept one after another in
+    /// one array (entry `i`'s ends at `nameEnds[i]`) to compare without touching an entry.
+    /// Until issue 8's speed round 5 a `[String: Int]` found the entry: SipHash of the name per
+    /// lookup, and a mark looked up twice per local write (docs/performance.md, "Issue 8 speed
+    /// round 5 (fold side)").
+    fileprivate struct Contents {
+        var names = ByteHashIndex()
+        var entries: [Entry] = []
+        /// Entry `i`'s key prefix (``Keys/collection(_:)``), apart from the entry: reading it
+        /// from the entry copied the whole entry, mark and all, through its value witness.
+        var prefixes: [[UInt8]] = []
+        var nameBytes: [UInt8] = []
+        var nameEnds: [Int] = []
+    }
+
+    /// Behind a pointer, not a stored `var`: a class's stored property costs a dynamic
+    /// exclusivity check per access, several per event (the same reason as ``MemoryTables``'s).
+    /// One thread uses the cache, and no method calls out while it changes the contents.
+    private let contents: UnsafeMutablePointer<Contents>
+
+    init() {
+        contents = .allocate(capacity: 1)
+        contents.initialize(to: Contents())
+    }
+
+    deinit {
+        contents.deinitialize(count: 1)
+        contents.deallocate()
+    }
 
     /// The cache's contents at one point, to go back to when a nested transaction aborts.
     struct Checkpoint {
-        fileprivate let slots: [String: Int]
-        fileprivate let entries: [Entry]
+        fileprivate let contents: Contents
     }
 
-    /// The cached mark: nil when the cache does not know, `.some(nil)` when there is none.
-    func cached(_ collection: String) -> SyncMark?? { slots[collection].map { entries[$0].mark } }
+    /// The slot of `collection`'s entry, or nil when the cache does not know it.
+    func slot(for collection: String) -> Slot? {
+        if let found = collection.utf8.withContiguousStorageIfAvailable({ slot(named: UnsafeRawBufferPointer($0)) }) {
+            return found
+        }
+        return Array(collection.utf8).withUnsafeBytes { slot(named: $0) }
+    }
 
-    private func put(_ entry: Entry, for collection: String) {
-        if let i = slots[collection] {
-            entries[i] = entry
-        } else {
-            slots[collection] = entries.count
-            entries.append(entry)
+    /// The slot of the collection whose name is `name` (UTF-8), if the cache knows it.
+    private func slot(named name: UnsafeRawBufferPointer) -> Slot? {
+        let hash = ByteHashIndex.hash(name)
+        return contents.pointee.nameBytes.withUnsafeBytes { all in
+            contents.pointee.nameEnds.withUnsafeBufferPointer { ends in
+                contents.pointee.names.find(hash: hash) { payload in
+                    let i = Int(payload)
+                    let start = i == 0 ? 0 : ends[i - 1]
+                    return ends[i] - start == name.count
+                        && OrderedTable.compare(UnsafeRawBufferPointer(rebasing: all[start..<ends[i]]), name) == 0
+                }
+            }
+        }.map { Slot(index: Int($0.payload)) }
+    }
+
+    /// The key prefix of the collection at `slot` (``Keys/collection(_:)`` of its name).
+    func prefix(at slot: Slot) -> [UInt8] { contents.pointee.prefixes[slot.index] }
+
+    /// The cached mark: nil when the cache does not know, `.some(nil)` when there is none.
+    func cached(_ collection: String) -> SyncMark?? { slot(for: collection).map { contents.pointee.entries[$0.index].mark } }
+
+    private func put(_ mark: SyncMark?, dirty: Bool, for collection: String) {
+        if let slot = slot(for: collection) {
+            contents.pointee.entries[slot.index].mark = mark
+            contents.pointee.entries[slot.index].dirty = dirty
+            return
+        }
+        let index = contents.pointee.entries.count
+        contents.pointee.entries.append(Entry(mark: mark, dirty: dirty, name: collection))
+        contents.pointee.prefixes.append(Keys.collection(collection))
+        contents.pointee.nameBytes.append(contentsOf: collection.utf8)
+        contents.pointee.nameEnds.append(contents.pointee.nameBytes.count)
+        let start = index == 0 ? 0 : contents.pointee.nameEnds[index - 1]
+        contents.pointee.nameBytes.withUnsafeBytes { all in
+            contents.pointee.names.insert(UInt64(index), hash: ByteHashIndex.hash(UnsafeRawBufferPointer(rebasing: all[start...])))
         }
     }
 
     /// Remembers a mark as read from the database (not to be written).
-    func remember(_ mark: SyncMark?, for collection: String) { put(Entry(mark: mark, dirty: false), for: collection) }
+    func remember(_ mark: SyncMark?, for collection: String) { put(mark, dirty: false, for: collection) }
 
     /// Replaces the mark; it is written by ``flush(into:database:)``.
-    func set(_ mark: SyncMark, for collection: String) {
-        put(Entry(mark: mark, dirty: true), for: collection)
-    }
+    func set(_ mark: SyncMark, for collection: String) { put(mark, dirty: true, for: collection) }
 
     /// Sets the cached mark's `lastLSN` (and `rowsLSN` when `rowsChanged`) in place, as the
     /// fold of a local write does, and marks it to be written; a collection cached as having
     /// no mark gets a new one (``SyncMark/init()``). Returns false, changing nothing, when the
-    /// cache does not know the collection. One hash of the name and no copy of the mark's other
-    /// fields, where reading the mark and setting it back hashed twice and copied (and
-    /// retained) every field (docs/performance.md, "Issue 8 speed round 4 (fold side)").
+    /// cache does not know the collection.
     func stamp(_ collection: String, lsn: LSN, rowsChanged: Bool) -> Bool {
-        guard let i = slots[collection] else { return false }
-        entries[i].stamp(lsn: lsn, rowsChanged: rowsChanged)
+        guard let slot = slot(for: collection) else { return false }
+        stamp(at: slot, lsn: lsn, rowsChanged: rowsChanged)
         return true
+    }
+
+    /// ``stamp(_:lsn:rowsChanged:)`` of the collection at `slot`: no lookup by name, and no
+    /// copy of the mark's other fields, where reading the mark and setting it back hashed
+    /// twice and copied (and retained) every field (docs/performance.md, "Issue 8 speed round 4
+    /// (fold side)").
+    func stamp(at slot: Slot, lsn: LSN, rowsChanged: Bool) {
+        contents.pointee.entries[slot.index].stamp(lsn: lsn, rowsChanged: rowsChanged)
     }
 
     /// Records that the collection has no mark any more (an eviction); its stored mark is
     /// deleted by ``flush(into:database:)``.
-    func remove(_ collection: String) {
-        put(Entry(mark: nil, dirty: true), for: collection)
-    }
+    func remove(_ collection: String) { put(nil, dirty: true, for: collection) }
 
-    func checkpoint() -> Checkpoint { Checkpoint(slots: slots, entries: entries) }
+    func checkpoint() -> Checkpoint { Checkpoint(contents: contents.pointee) }
 
-    func restore(_ checkpoint: Checkpoint) {
-        slots = checkpoint.slots
-        entries = checkpoint.entries
-    }
+    func restore(_ checkpoint: Checkpoint) { contents.pointee = checkpoint.contents }
 
     /// Writes every changed mark, once each and in name order (deletes a removed one), and
     /// forgets which changed.
     func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database) throws {
-        let changed = slots.filter { entries[$0.value].dirty }.sorted { $0.key < $1.key }
-        for (collection, i) in changed {
-            if let mark = entries[i].mark {
-                try txn.put(database, key: Array(collection.utf8), value: mark.encoded())
-            } else {
-                _ = try txn.delete(database, key: Array(collection.utf8))
+        // In the order of the names' bytes, as the database sorts its keys (a `String`
+        // comparison, Unicode's order, was 2% of the W5 replay's folding thread).
+        let changed = contents.pointee.nameBytes.withUnsafeBytes { all in
+            contents.pointee.nameEnds.withUnsafeBufferPointer { ends in
+                func name(_ i: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[(i == 0 ? 0 : ends[i - 1])..<ends[i]]) }
+                return contents.pointee.entries.indices.filter { contents.pointee.entries[$0].dirty }
+                    .sorted { OrderedTable.compare(name($0), name($1)) < 0 }
             }
-            entries[i].dirty = false
+        }
+        for i in changed {
+            let entry = contents.pointee.entries[i]
+            if let mark = entry.mark {
+                try txn.put(database, key: Array(entry.name.utf8), value: mark.encoded())
+            } else {
+                _ = try txn.delete(database, key: Array(entry.name.utf8))
+            }
+            contents.pointee.entries[i].dirty = false
         }
     }
 }

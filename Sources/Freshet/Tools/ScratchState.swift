@@ -72,7 +72,8 @@ final class ScratchState {
                             proposal += 1
                             try tables.put(log, key: records[i].lsn.keyBytes, value: chunk.proposals[proposal - 1], append: true)
                         }
-                        try Fold.apply(records[i], to: folding, in: tables)
+                        // Lent in place: passed by value, each record was copied (round 5).
+                        try Fold.apply(lent: records.baseAddress.unsafelyUnwrapped + i, to: folding, in: tables)
                     }
                     if isolated {
                         let saved = marks.checkpoint()

@@ -212,3 +212,24 @@ struct MemoryTablesTests {
         try withScratchStore { MemoryTables(dbs: $0.state.dbs) }
     }
 }
+
+extension MemoryTablesTests {
+    @Test("a value reserved and filled in place: a new key, the same length again (overwritten in place), another length (a new record); the journal undoes all three")
+    func reservedInPlace() throws {
+        let memory = try MemoryTablesTests.tables()
+        let db = memory.dbs.rows
+        memory.begin()
+        try memory.put(db, key: [7, 1], reserving: 3) { out in for i in 0..<3 { out[i] = UInt8(i + 1) } }
+        #expect(try memory.get(db, key: [7, 1]) == [1, 2, 3])
+        memory.commit()
+        memory.begin()
+        try memory.put(db, key: [7, 1], reserving: 3) { out in for i in 0..<3 { out[i] = UInt8(9 - i) } }
+        #expect(try memory.get(db, key: [7, 1]) == [9, 8, 7])
+        try memory.put(db, key: [7, 1], reserving: 5) { out in for i in 0..<5 { out[i] = UInt8(20 + i) } }
+        #expect(try memory.get(db, key: [7, 1]) == [20, 21, 22, 23, 24])
+        try memory.put(db, key: [7, 2], reserving: 0) { _ in }
+        #expect(memory.entries(db).map { $0.key + [0xFF] + $0.value } == [[7, 1, 0xFF, 20, 21, 22, 23, 24], [7, 2, 0xFF]])
+        memory.rollback()
+        #expect(memory.entries(db).map { $0.key + [0xFF] + $0.value } == [[7, 1, 0xFF, 1, 2, 3]])
+    }
+}
