@@ -150,7 +150,10 @@ final class LogWriter: Sendable {
     /// Refuses new appends, waits for queued ones to finish, and returns.
     func close() {
         mutable.withLock { $0.isClosed = true }
-        queue.sync {}
+        // A commit on a caller's thread hands what queued meanwhile to a drain it queues from
+        // inside its `queue.sync` block: behind this `queue.sync` when that one was already
+        // waiting. So wait until no drain is left (none starts once the writer is closed).
+        repeat { queue.sync {} } while mutable.withLock({ $0.draining })
     }
 
     private func drain() {
