@@ -37,6 +37,11 @@ struct LogRecordPartsTests {
                                                        nextCursor: "http://h/p3", basisLSN: 7, rowsWithheld: false))))
         records.append(LogRecord(lsn: 21, timestamp: TestClock.now, collection: "pokemon",
                                  event: .fetched(.init(placement: .replace, rows: [row("z", size: 8_192), row("y", size: 8)], response: response))))
+        // Rows at the varint boundaries, all small (written in one pass) and with large ones.
+        for (n, rows) in [boundaryRows.filter { $0.json.count < ByteWriter.deferredMinimum }, boundaryRows].enumerated() {
+            records.append(LogRecord(lsn: LSN(UInt64(30 + n)), timestamp: TestClock.now, collection: "pokemon",
+                                     event: .fetched(.init(placement: .page(index: 0, isLast: false), rows: rows, response: response))))
+        }
         return records
     }()
 
@@ -48,6 +53,41 @@ struct LogRecordPartsTests {
         #expect(parts.count == expected.count)
         #expect(written(parts) == expected)
         #expect(try LogRecord.decode(written(parts), expectedLSN: record.lsn) == record)
+    }
+
+    /// Rows whose IDs and JSON sit on either side of the lengths where a length's varint
+    /// gains a byte (127/128, 16,383/16,384), the row message's own length among them; one
+    /// JSON a slice of a larger buffer (indexed from 5, as a fetched row's may be).
+    static let boundaryRows: [Row] = {
+        let sizes = [1, 2, 121, 122, 123, 126, 127, 128, 129, 16_370, 16_376, 16_377, 16_383, 16_384, 16_385]
+        var rows = sizes.enumerated().map { n, size in
+            Row(id: String(repeating: "i", count: [1, 127, 128][n % 3]), json: Data(repeating: UInt8(ascii: "7"), count: size))
+        }
+        let buffer = Data("xxxxx[1,2]yyy".utf8)
+        rows.append(Row(id: "slice", json: buffer[5..<10]))
+        return rows
+    }()
+
+    @Test("a page's rows written in one pass are byte for byte the fields written row by row, deferring or not")
+    func rowsInOnePass() {
+        var each = ByteWriter()
+        for row in Self.boundaryRows { each.field(4) { $0.encode(row) } }
+        var one = ByteWriter()
+        one.fields(4, rows: Self.boundaryRows)
+        #expect(one.bytes == each.bytes)
+        // Every JSON is below 4,096 bytes but the 16 KiB ones: with deferral on, the one pass
+        // is left for row-by-row fields, the large JSON deferred.
+        let small = Self.boundaryRows.filter { $0.json.count < ByteWriter.deferredMinimum }
+        var expected = ByteWriter()
+        for row in small { expected.field(4) { $0.encode(row) } }
+        var deferring = ByteWriter(defersLargeData: true)
+        deferring.fields(4, rows: small)
+        #expect(deferring.bytes == expected.bytes)
+        #expect(deferring.deferred.isEmpty)
+        var mixed = ByteWriter(defersLargeData: true)
+        mixed.fields(4, rows: Self.boundaryRows)
+        #expect(mixed.count == each.count)
+        #expect(mixed.deferred.map(\.data.count) == [16_370, 16_376, 16_377, 16_383, 16_384, 16_385])
     }
 
     @Test("rows' JSON of 4,096 bytes or more is left out of the writer's buffer; smaller JSON is in it")

@@ -37,7 +37,7 @@ extension Event {
                 w.field(3, bool: isLast)
             case .upsert: w.field(1, uint: 3)
             }
-            for row in f.rows { w.field(4, row: row) }
+            w.fields(4, rows: f.rows)
             w.field(5) { $0.encode(f.response) }
             w.field(6, string: f.nextCursor)
             if let basis = f.basisLSN { w.field(7, uint: basis.rawValue) }
@@ -238,18 +238,66 @@ extension ByteWriter {
         var id = row.id
         id.withUTF8 { id in
             row.json.withUnsafeBytes { json in
-                let length = 1 + Self.varintLength(UInt64(id.count)) + id.count + 1 + Self.varintLength(UInt64(json.count)) + json.count
-                varint(tag)
-                varint(UInt64(length))
-                varint(1)
-                varint(UInt64(id.count))
-                raw(UnsafeRawBufferPointer(id))
-                varint(2)
-                varint(UInt64(json.count))
+                raw(count: Self.rowHeaderLength(tag, id: id.count, json: json.count)) { out in
+                    _ = Self.writeRowHeader(tag, id: UnsafeRawBufferPointer(id), json: json.count, into: out, at: 0)
+                }
                 // A large document is left to the caller, copied once into LMDB's page (round 9, W2b).
                 if defersLargeData && json.count >= Self.deferredMinimum { raw(row.json) } else { raw(json) }
             }
         }
+    }
+
+    /// `field(tag, row:)` for each of `rows`, in order (the same bytes). Unless a row's JSON is
+    /// to be deferred (``defersLargeData``), the rows' sizes are summed first and every row is
+    /// written through one pointer into the buffer grown once: an `Array` append per varint and
+    /// per part, the buffer doubling as it went, was most of encoding a 1,000-row page
+    /// (docs/performance.md, round 10).
+    mutating func fields(_ tag: UInt64, rows: [Row]) {
+        var total = 0
+        for row in rows {
+            let json = row.json.count
+            if defersLargeData && json >= Self.deferredMinimum {
+                for row in rows { field(tag, row: row) }
+                return
+            }
+            total += Self.rowHeaderLength(tag, id: row.id.utf8.count, json: json) + json
+        }
+        // The fields after the rows (the response, the cursor, the policy) fit the spare room.
+        raw(count: total, spare: 1024) { out in
+            var at = 0
+            for row in rows {
+                var id = row.id
+                id.withUTF8 { id in
+                    row.json.withUnsafeBytes { json in
+                        at = Self.writeRowHeader(tag, id: UnsafeRawBufferPointer(id), json: json.count, into: out, at: at)
+                        UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + json.count)]).copyMemory(from: json)
+                        at += json.count
+                    }
+                }
+            }
+            precondition(at == out.count, "rows encoded into \(at) bytes, \(out.count) counted")
+        }
+    }
+
+    /// The length of a row field up to its JSON's bytes: the tag, the message's length, the
+    /// ID field (tag 1) and the JSON field's tag (2) and length.
+    private static func rowHeaderLength(_ tag: UInt64, id: Int, json: Int) -> Int {
+        let message = 2 + varintLength(UInt64(id)) + id + varintLength(UInt64(json)) + json
+        return varintLength(tag) + varintLength(UInt64(message)) + message - json
+    }
+
+    /// Writes a row field up to its JSON's bytes (``rowHeaderLength(_:id:json:)`` of them)
+    /// into `out` from `at`; returns the offset where the JSON goes.
+    private static func writeRowHeader(_ tag: UInt64, id: UnsafeRawBufferPointer, json: Int, into out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+        let message = 2 + varintLength(UInt64(id.count)) + id.count + varintLength(UInt64(json)) + json
+        var at = writeVarint(tag, into: out, at: at)
+        at = writeVarint(UInt64(message), into: out, at: at)
+        at = writeVarint(1, into: out, at: at)
+        at = writeVarint(UInt64(id.count), into: out, at: at)
+        UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + id.count)]).copyMemory(from: id)
+        at += id.count
+        at = writeVarint(2, into: out, at: at)
+        return writeVarint(UInt64(json), into: out, at: at)
     }
 
     mutating func encode(_ r: ResponseInfo) {

@@ -357,10 +357,12 @@ extension Store {
                 case (_, true): .page(index: page, isLast: next == nil || (final && walk.dropsLaterPages))
                 }
                 if noStore {
+                    // Snapshots show these rows to users: each in storage of its own.
+                    let rows = extracted.rows.map(\.rebased)
                     switch placement {
-                    case .upsert: refreshes.upsertVolatile(extracted.rows, collection: collection)
-                    case .replace: refreshes.setVolatile(extracted.rows, collection: collection, page: 0, isLast: true)
-                    case .page(let index, let isLast): refreshes.setVolatile(extracted.rows, collection: collection, page: index, isLast: isLast)
+                    case .upsert: refreshes.upsertVolatile(rows, collection: collection)
+                    case .replace: refreshes.setVolatile(rows, collection: collection, page: 0, isLast: true)
+                    case .page(let index, let isLast): refreshes.setVolatile(rows, collection: collection, page: index, isLast: isLast)
                     }
                 } else {
                     refreshes.clearVolatile(collection)

@@ -51,6 +51,16 @@ struct ByteWriter {
     }
     mutating func raw(_ b: UnsafeRawBufferPointer) { bytes.append(contentsOf: b) }
 
+    /// Appends `count` bytes that `write` fills through a pointer (it is given exactly those
+    /// `count` bytes, zeroed), with room kept for `spare` more bytes after them, so the writes
+    /// that follow do not grow the buffer again.
+    mutating func raw(count: Int, spare: Int = 0, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
+        let start = bytes.count
+        bytes.reserveCapacity(start + count + spare)
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBytes { write(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }
+    }
+
     /// Overwrites the 4 bytes at `offset` (written earlier, e.g. by `u32(0)`) with `v`, big-endian.
     /// (`offset` counts the bytes of ``bytes``: a deferred value before it is not counted.)
     mutating func patchU32(_ v: UInt32, at offset: Int) {

@@ -25,6 +25,13 @@ public struct Row: Sendable, Hashable, Identifiable {
         self.init(id: id, json: try encoder.encode(value))
     }
 
+    /// The row with its JSON in storage of its own, indexed from 0: what a row handed to
+    /// users is. A fetched row's JSON may be a slice of its response body inside the library
+    /// (``RowExtraction/Result/rows``).
+    var rebased: Row {
+        json.startIndex == 0 ? self : Row(id: id, json: Data(json))
+    }
+
     /// Decodes the row's JSON as `T`: with ``RowDecoder`` when `decoder` has every default
     /// setting (the default), otherwise with `decoder` itself.
     /// - Throws: `DecodingError` when the JSON does not fit `T`.

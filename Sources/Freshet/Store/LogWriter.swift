@@ -12,7 +12,10 @@ import Synchronization
 /// fails (an invalid event), the transaction is aborted and the group is redone with a nested
 /// transaction per batch, so the bad batch is undone alone and the others still commit.
 /// SyncMarks are decoded once and written once per commit (``SyncMarkCache``). Write
-/// transactions run on the writer's own dispatch queue and never cross an `await`.
+/// transactions run on the writer's own dispatch queue and never cross an `await`; with
+/// ``commitsOnCaller`` an append that finds the writer idle runs its commit on that queue
+/// through `queue.sync`, which libdispatch runs on the calling thread when the queue is free
+/// (see ``commitIfIdle(_:onCommitted:)``).
 final class LogWriter: Sendable {
     struct Entry: Sendable {
         var collection: String
@@ -49,8 +52,16 @@ final class LogWriter: Sendable {
     /// 0: never.
     private let maxMapSize: Int
 
-    init(env: Environment, state: MaterializedState, lastLSN: LSN, now: @escaping @Sendable () -> Date, maxMapSize: Int = 0, didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
+    /// Whether an append that finds the writer idle commits on the calling thread
+    /// (``commitIfIdle(_:onCommitted:)``). The store sets it for commits that never wait for
+    /// the disk (``Configuration/Durability/none``): a flushing commit stays on the writer's
+    /// thread, so no task's thread waits for an fsync.
+    private let commitsOnCaller: Bool
+
+    init(env: Environment, state: MaterializedState, lastLSN: LSN, now: @escaping @Sendable () -> Date, maxMapSize: Int = 0, commitsOnCaller: Bool = false,
+         didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
         self.maxMapSize = maxMapSize
+        self.commitsOnCaller = commitsOnCaller
         self.env = env
         self.state = state
         self.now = now
@@ -80,26 +91,69 @@ final class LogWriter: Sendable {
     /// state that the same emission must show (a fetch no longer in flight) changes there.
     func append(_ entries: [Entry], onCommitted: (@Sendable () -> Void)? = nil) async throws -> LSN {
         precondition(!entries.isEmpty, "append needs at least one event")
+        if commitsOnCaller, let result = commitIfIdle(entries, onCommitted: onCommitted) { return try result.get() }
         return try await withUnsafeThrowingContinuation { continuation in
-            let startDrain = mutable.withLock { s -> Bool? in
-                if s.isClosed { return nil }
+            let accepted = mutable.withLock { s -> Bool in
+                if s.isClosed { return false }
                 s.jobs.append(Job(entries: entries, onCommitted: onCommitted, continuation: continuation))
-                if s.draining { return false }
+                if s.draining { return true }
+                s.draining = true
+                // Queued under the lock: a `close()` that marks the writer closed after this
+                // finds the drain on the queue and waits for it.
+                queue.async { self.drain() }
+                return true
+            }
+            if !accepted { continuation.resume(throwing: StoreError(.closed, "the store is closed")) }
+        }
+    }
+
+    /// When no commit runs and nothing is queued, commits `entries` as the first batch of a
+    /// group on the calling thread, as a leader does in LevelDB's group commit: handing it to
+    /// the writer's thread and resuming the caller from there were two thread wake-ups per
+    /// append, about a tenth of refreshing a 1,000-row page (docs/performance.md, round 10).
+    /// Appends queued meanwhile join the group as in ``commit(_:)`` and are resumed here; what
+    /// is queued after it goes to the writer's queue. Returns nil, committing nothing, when
+    /// the writer is busy or closed: the append then queues as usual.
+    ///
+    /// The commit runs inside `queue.sync`, so it is ordered with the queue's drains and
+    /// with ``close()`` exactly like a drain; the writer is claimed (`draining`) only on the
+    /// queue, after a look without it that keeps a busy writer from blocking the caller.
+    private func commitIfIdle(_ entries: [Entry], onCommitted: (@Sendable () -> Void)?) -> Result<LSN, any Error>? {
+        guard mutable.withLock({ Self.isIdle($0) }) else { return nil }
+        return queue.sync { () -> Result<LSN, any Error>? in
+            let leads = mutable.withLock { s -> Bool in
+                guard Self.isIdle(s) else { return false }
                 s.draining = true
                 return true
             }
-            switch startDrain {
-            case nil: continuation.resume(throwing: StoreError(.closed, "the store is closed"))
-            case true?: queue.async { self.drain() }
-            case false?: break
+            guard leads else { return nil }
+            var joined: [Job] = []
+            let group = commitGroup([entries]) {
+                let more = self.takeJobs(stopDraining: false)
+                joined += more
+                return more.map(\.entries)
             }
+            if case .success = group.results[0] { onCommitted?() }
+            finish(joined, group.results.dropFirst(), touched: group.touched, last: group.last)
+            // Appends queued since the group closed are the writer queue's, after this block.
+            let more = mutable.withLock { s -> Bool in
+                if s.jobs.isEmpty { s.draining = false }
+                return s.draining
+            }
+            if more { queue.async { self.drain() } }
+            return group.results[0]
         }
     }
+
+    private static func isIdle(_ s: State) -> Bool { !s.isClosed && !s.draining && s.jobs.isEmpty }
 
     /// Refuses new appends, waits for queued ones to finish, and returns.
     func close() {
         mutable.withLock { $0.isClosed = true }
-        queue.sync {}
+        // A commit on a caller's thread hands what queued meanwhile to a drain it queues from
+        // inside its `queue.sync` block: behind this `queue.sync` when that one was already
+        // waiting. So wait until no drain is left (none starts once the writer is closed).
+        repeat { queue.sync {} } while mutable.withLock({ $0.draining })
     }
 
     private func drain() {
@@ -141,11 +195,17 @@ final class LogWriter: Sendable {
             jobs += more
             return more.map(\.entries)
         }
-        for (job, result) in zip(jobs, group.results) {
+        finish(jobs, group.results[...], touched: group.touched, last: group.last)
+    }
+
+    /// After a group's commit: each job's `onCommitted` (when its batch committed) and its
+    /// resumption, in order, then the observers' notification of the whole group.
+    private func finish(_ jobs: [Job], _ results: ArraySlice<Result<LSN, any Error>>, touched: Set<String>, last: LSN) {
+        for (job, result) in zip(jobs, results) {
             if case .success = result { job.onCommitted?() }
             job.continuation.resume(with: result)
         }
-        if !group.touched.isEmpty { didCommit(group.touched, group.last) }
+        if !touched.isEmpty { didCommit(touched, last) }
     }
 
     /// At most this many events go into one group commit through `join` (a group starts with

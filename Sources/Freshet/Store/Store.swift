@@ -161,7 +161,8 @@ public final class Store: Sendable {
             }, unobserved: { collection in
                 collector.used([collection])
             })
-            self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, maxMapSize: configuration.maxMapSize, didCommit: { collections, _ in
+            self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, maxMapSize: configuration.maxMapSize,
+                                    commitsOnCaller: configuration.durability == .none, didCommit: { collections, _ in
                 collector.used(collections)
                 box.store?.hub.publish(collections)
             })

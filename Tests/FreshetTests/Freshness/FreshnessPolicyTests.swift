@@ -115,6 +115,8 @@ struct FreshnessPolicyTests {
 
             let snapshot = try h.store.snapshot("items")
             #expect(snapshot.rows == ItemsFixture.rows(["a", "b"]))
+            // Rows shown to users are indexed from 0, not slices of the response body.
+            #expect(snapshot.rows.map(\.json.startIndex) == [0, 0])
             #expect(snapshot.syncMark?.noStore == true)
             #expect(snapshot.status == .stale)
 

@@ -16,6 +16,23 @@ struct RowExtractionTests {
         try extract(body, resource).rows.map { String(decoding: $0.json, as: UTF8.self) }
     }
 
+    @Test("a canonical row is a slice of the body, at the body's own indices; rebased, the same bytes from index 0")
+    func canonicalRowsAreSlicesOfTheBody() throws {
+        let text = #"{"results":[{"name":"a","url":"u/1"},{"url":"u/2","name":"b"}]}"#
+        // The body itself a slice (as a transport's buffer may give it).
+        let body = Data(("xyz" + text).utf8)[3...]
+        let rows = try RowExtraction.extract(body, for: Resource.list("p", path: "/p", id: .field("name"), paging: .none)).rows
+        #expect(rows.map(\.id) == ["a", "b"])
+        #expect(rows[0].json == Data(#"{"name":"a","url":"u/1"}"#.utf8))
+        #expect(rows[0].json.startIndex == 3 + 12)
+        // Not canonical (keys unsorted): written anew, from index 0.
+        #expect(rows[1].json == Data(#"{"name":"b","url":"u/2"}"#.utf8))
+        #expect(rows[1].json.startIndex == 0)
+        let rebased = rows[0].rebased
+        #expect(rebased == rows[0])
+        #expect(rebased.json.startIndex == 0)
+    }
+
     @Test("rows are minified with keys sorted, strings minimally escaped, numbers as the server wrote them")
     func canonicalForm() throws {
         let body = """
