@@ -5,7 +5,8 @@ public struct Replay: Sendable {
     /// The last LSN folded (``LSN/zero`` when none was).
     public let lsn: LSN
     /// The timestamp of that record; statuses are judged at this time (or at the time asked
-    /// for with ``ReplayPoint/time(_:)``).
+    /// for with ``ReplayPoint/time(_:)``, or this record's when it is later within the same
+    /// millisecond).
     public let time: Date?
     /// One snapshot per selected collection, sorted by name: rows in order with the pending
     /// overlay applied, SyncMark, status (never `loading`/`refreshing`: a replay knows of no

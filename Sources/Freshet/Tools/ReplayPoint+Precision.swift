@@ -11,4 +11,14 @@ extension ReplayPoint {
     static func isAfter(_ timestamp: Date, _ time: Date) -> Bool {
         LogRecord.printedMillisecond(timestamp) > LogRecord.printedMillisecond(time)
     }
+
+    /// The time statuses are judged at for `--at time`: `time`, or the last record taken when
+    /// it was stamped later within the same printed millisecond (``isAfter(_:_:)`` took it).
+    /// Judging at the millisecond's start would put the clock before that record's own stamp,
+    /// so a collection it just validated read as stale ("the clock was moved back"), unlike
+    /// `--to` that record's LSN (trial 4).
+    static func judgingTime(asked time: Date, lastTaken: Date?) -> Date {
+        guard let lastTaken, lastTaken > time else { return time }
+        return lastTaken
+    }
 }

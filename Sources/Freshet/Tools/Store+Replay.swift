@@ -43,7 +43,7 @@ extension Store {
                 throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(displayPath)\(detail)")
             }
             let now: Date? = switch point {
-            case .time(let time): time
+            case .time(let time): ReplayPoint.judgingTime(asked: time, lastTaken: folder.lastEventTime)
             default: folder.lastEventTime
             }
             let fallback = configuration.defaultFreshness

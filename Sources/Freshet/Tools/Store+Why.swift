@@ -35,7 +35,7 @@ extension Store {
             throw ToolError(.beforeFirstRecord, "\(LogRecord.iso8601(time)) is before the first record of \(displayPath)")
         }
         let judgedAt: Date = now ?? {
-            if case .time(let t) = point { return t }
+            if case .time(let t) = point { return ReplayPoint.judgingTime(asked: t, lastTaken: folder.lastEventTime) }
             return folder.lastEventTime ?? Date(timeIntervalSince1970: 0)
         }()
         let policy: FreshnessPolicy

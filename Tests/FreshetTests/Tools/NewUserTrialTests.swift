@@ -142,6 +142,14 @@ extension LogToolTests {
                 #expect(try store.replay(to: .time(at)).lsn == 1)
                 #expect(try store.replay(to: .time(at.addingTimeInterval(0.001))).lsn == 2)
                 #expect(try store.why("a", at: .time(at)).timeline.map(\.lsn) == [1])
+                // Judged as `--to 1` is: at the record's own stamp (.464512), not at .464000,
+                // which is before it ("the clock was moved back": stale).
+                #expect(try store.replay(to: .lsn(1)).snapshots.map(\.status) == [.fresh])
+                #expect(try store.replay(to: .time(at)).snapshots.map(\.status) == [.fresh])
+                let why = try store.why("a", at: .time(at))
+                #expect(why.status == .fresh)
+                #expect(why.verdict == (try store.why("a", at: .lsn(1))).verdict)
+                #expect(why.time == (try store.replay(to: .lsn(1))).time)
             }
         }
 
