@@ -33,6 +33,20 @@ extension LogToolTests {
             }
         }
 
+        /// Imports two `fetched` records of collection "a", stamped `base + micros.0` and
+        /// `base + micros.1` µs, and runs `body` with the store's directory and the times `dump`
+        /// prints for the two records.
+        func withTwoStamps(_ micros: (Int64, Int64), rows: (String, String), _ body: (URL, [Substring]) async throws -> Void) async throws {
+            let lines = [
+                Self.fetched(1, micros: Self.base + micros.0, collection: #""a""#, rows: rows.0),
+                Self.fetched(2, micros: Self.base + micros.1, collection: #""a""#, rows: rows.1),
+            ]
+            try await withImported(lines) { directory in
+                let printed = runTool(["dump", directory.path]).stdout.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] }
+                try await body(directory, printed)
+            }
+        }
+
         /// Writes `text` to a new file and runs `body` with its path and a directory that does not exist yet.
         func withFile<R>(_ text: String, _ body: (String, URL) async throws -> R) async throws -> R {
             try await withTemporaryDirectory { directory in
@@ -124,13 +138,8 @@ extension LogToolTests {
 
         @Test("replay --at with a time printed by dump takes that record: times compare to the millisecond")
         func atPrintedTime() async throws {
-            let lines = [
-                Self.fetched(1, micros: Self.base + 464_512, collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#),
-                Self.fetched(2, micros: Self.base + 465_500, collection: #""a""#, rows: #"[{"id":"2","json":"2"}]"#),
-            ]
-            try await withImported(lines) { directory in
-                let dump = runTool(["dump", directory.path])
-                #expect(dump.stdout.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] } == ["2026-12-01T03:20:58.464Z", "2026-12-01T03:20:58.465Z"])
+            try await withTwoStamps((464_512, 465_500), rows: (#"[{"id":"1","json":"1"}]"#, #"[{"id":"2","json":"2"}]"#)) { directory, printed in
+                #expect(printed == ["2026-12-01T03:20:58.464Z", "2026-12-01T03:20:58.465Z"])
                 let run = runTool(["replay", directory.path, "--at", "2026-12-01T03:20:58.464Z"])
                 #expect(run.status == 0)
                 #expect(run.stdout.first == "replay of \(directory.path) through LSN 1 (2026-12-01T03:20:58.464Z), 1 record")
@@ -156,13 +165,8 @@ extension LogToolTests {
         @Test("a stamp on a whole millisecond prints as that millisecond (.001000 is .001, not .000), and --at compares with it")
         func wholeMillisecondStamps() async throws {
             // base is a whole second; .001000 and .004000 as Doubles of seconds are just under.
-            let lines = [
-                Self.fetched(1, micros: Self.base + 1_000, collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#),
-                Self.fetched(2, micros: Self.base + 4_000, collection: #""a""#, rows: #"[{"id":"1","json":"2"}]"#),
-            ]
-            try await withImported(lines) { directory in
-                let dump = runTool(["dump", directory.path])
-                #expect(dump.stdout.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] } == ["2026-12-01T03:20:58.001Z", "2026-12-01T03:20:58.004Z"])
+            try await withTwoStamps((1_000, 4_000), rows: (#"[{"id":"1","json":"1"}]"#, #"[{"id":"1","json":"2"}]"#)) { directory, printed in
+                #expect(printed == ["2026-12-01T03:20:58.001Z", "2026-12-01T03:20:58.004Z"])
                 #expect(runTool(["replay", directory.path, "--at", "2026-12-01T03:20:58.000Z"]).status == 2)
                 let first = runTool(["replay", directory.path, "--at", "2026-12-01T03:20:58.003Z"])
                 #expect(first.status == 0)
