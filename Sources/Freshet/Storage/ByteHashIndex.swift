@@ -1,5 +1,3 @@
-internal import CPrefetch
-
 /// A hash index from byte-string keys to payloads (``OrderedTable``: where an entry's record is
 /// in its arena), for ``OrderedTable``: open addressing with linear probing over one flat
 /// array of 8-byte slots, each holding the upper 24 bits of the key's hash and a payload of
@@ -76,28 +74,6 @@ struct ByteHashIndex {
                     let payload = (s & ~Self.tagMask) &- 1
                     if matches(payload) { return Found(payload: payload, slot: i) }
                 }
-                i = (i &+ 1) & mask
-            }
-        }
-    }
-
-    /// Asks the CPU to fetch the slot where a lookup of `hash` starts (``OrderedTable/prefetch(hash:)``).
-    @inline(__always)
-    func prefetchHome(_ hash: UInt64) {
-        slots.withUnsafeBufferPointer { freshet_prefetch($0.baseAddress.unsafelyUnwrapped + home(hash & Self.tagMask)) }
-    }
-
-    /// The payload of the first slot stored with `hash`'s tag, without asking whether it holds
-    /// the key: a guess of where a lookup will end, for a prefetch only.
-    @inline(__always)
-    func likelyPayload(_ hash: UInt64) -> UInt64? {
-        let tag = hash & Self.tagMask
-        return slots.withUnsafeBufferPointer { slots in
-            var i = home(tag)
-            while true {
-                let s = slots[i]
-                if s == 0 { return nil }
-                if s & Self.tagMask == tag { return (s & ~Self.tagMask) &- 1 }
                 i = (i &+ 1) & mask
             }
         }

@@ -20,8 +20,6 @@ final class MemoryTables: FoldTables {
     /// lends their bytes to a closure (a ``forEach(_:from:reverse:_:)`` body must not write).
     private let tables: UnsafeMutableBufferPointer<OrderedTable>
     private let undo: UnsafeMutablePointer<Journal>
-    /// The index of `rowIndex` in ``handles`` (``prefetchRowIndex(hash:_:)``).
-    private let rowIndexTable = 2
 
     private struct Journal {
         var journaling = false
@@ -136,41 +134,6 @@ final class MemoryTables: FoldTables {
         guard let row else { return try body(position, nil) }
         tables[ti].setLink(found.entry, Int32(row.entry))
         return try tables[tr].withValue(at: row.offset) { try body(position, $0) }
-    }
-
-    // MARK: Prefetching the next records' rows
-
-    /// The hash of the `rowIndex` key (``Keys/collection(_:)`` of the collection ‖ the ID) of
-    /// the first row `record` upserts, for ``prefetchRowIndex(hash:_:)``; nil for a record that
-    /// upserts no row first. The log tools' fold asks it a record or two ahead: most of the
-    /// time of a W5 fold went into waiting for the index slot and the entry of each record's
-    /// row, different lines among 135,100 rows (docs/performance.md, "Issue 8 speed round 6").
-    func rowIndexHash(of record: UnsafePointer<LogRecord>) -> UInt64? {
-        let changes: Event.RowChanges
-        switch record.pointee.event {
-        case .changed(let c), .localWrite(let c): changes = c
-        default: return nil
-        }
-        guard case .upsert(let row)? = changes.ops.first else { return nil }
-        return record.pointee.collection.utf8.withContiguousStorageIfAvailable { name in
-            row.id.utf8.withContiguousStorageIfAvailable { id in
-                // The key as Keys.collection and MaterializedState.storedRow build it, on the stack.
-                withUnsafeTemporaryAllocation(byteCount: 2 + name.count + id.count, alignment: 1) { key in
-                    key[0] = UInt8(truncatingIfNeeded: name.count >> 8)
-                    key[1] = UInt8(truncatingIfNeeded: name.count)
-                    UnsafeMutableRawBufferPointer(rebasing: key[2...]).copyMemory(from: UnsafeRawBufferPointer(name))
-                    UnsafeMutableRawBufferPointer(rebasing: key[(2 + name.count)...]).copyMemory(from: UnsafeRawBufferPointer(id))
-                    return ByteHashIndex.hash(UnsafeRawBufferPointer(key))
-                }
-            } ?? nil
-        } ?? nil
-    }
-
-    /// Asks the CPU to fetch step `step` of the lookup of the `rowIndex` key hashed to `hash`
-    /// (``OrderedTable/prefetch(hash:_:)``). Changes nothing.
-    func prefetchRowIndex(hash: UInt64, _ step: OrderedTable.PrefetchStep) {
-        // Through the mutable address: a non-mutating call on the element copied the table.
-        tables[rowIndexTable].prefetch(hash: hash, step)
     }
 
     func get(_ db: Database, key: [UInt8]) throws -> [UInt8]? {

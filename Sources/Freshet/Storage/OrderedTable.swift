@@ -1,5 +1,4 @@
 import Foundation
-internal import CPrefetch
 
 /// An ordered map from byte strings to byte strings in memory, sorted as LMDB sorts keys by
 /// default (`memcmp` over the shorter length, then the shorter key first): one table of
@@ -220,25 +219,6 @@ struct OrderedTable {
         let offset = Int(found.payload)
         return (arena.withUnsafeBytes { Self.entry($0, offset) }, offset)
     }
-
-    // MARK: Prefetching
-
-    /// Asks the CPU to fetch what a lookup of a key hashed to `hash` (``ByteHashIndex/hash(_:)``)
-    /// reads first, in two steps a record or two apart: `.slot`, the index slot where its
-    /// probe starts; then `.record`, the record that slot's payload points at (read from the
-    /// slot, which the first step fetched by then). A hint: it changes
-    /// nothing, and a wrong guess (another key's slot, a key not in the table) costs one line.
-    mutating func prefetch(hash: UInt64, _ step: PrefetchStep) {
-        switch step {
-        case .slot:
-            index.prefetchHome(hash)
-        case .record:
-            guard let offset = index.likelyPayload(hash), Int(offset) < arena.count else { return }
-            arena.withUnsafeBytes { freshet_prefetch($0.baseAddress.unsafelyUnwrapped + Int(offset)) }
-        }
-    }
-
-    enum PrefetchStep { case slot, record }
 
     // MARK: Links between tables
 

@@ -61,19 +61,7 @@ final class ScratchState {
             // Records are read in place from the chunk (not copied out, which retained every
             // field of every record).
             try chunk.records.withUnsafeBufferPointer { records in
-                // Each record's row index slot is asked for two records ahead and its entry one
-                // record ahead (the slot read by then): the fold waited for both in turn
-                // (docs/performance.md, "Issue 8 speed round 6").
-                let base = records.baseAddress
-                func hash(_ i: Int) -> UInt64? { i < records.count ? tables.rowIndexHash(of: base.unsafelyUnwrapped + i) : nil }
-                if let first = hash(0) { tables.prefetchRowIndex(hash: first, .slot) }
-                var ahead = hash(1) // record i + 1's
-                if let ahead { tables.prefetchRowIndex(hash: ahead, .slot) }
                 for i in records.indices {
-                    let twoAhead = hash(i + 2)
-                    if let twoAhead { tables.prefetchRowIndex(hash: twoAhead, .slot) }
-                    if let ahead { tables.prefetchRowIndex(hash: ahead, .record) }
-                    ahead = twoAhead
                     func apply() throws {
                         // The fold and the pending overlay read back only proposals from the log
                         // (a confirmation or rollback finds its proposal by LSN): the scratch log
