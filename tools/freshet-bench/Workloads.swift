@@ -35,6 +35,10 @@ struct Workloads: Sendable {
     }
 
     func prepare(_ workload: String) async throws {
+        // A reused `--work` directory holds the last run's stores: start from empty ones, or
+        // the workloads would add to them (W5 would read 2,000,000 records, not 1,000,000).
+        let suffixes = workload == "W7" ? ["-10", "-\(sizes.w7Collections)"] : [""]
+        for suffix in suffixes { remove(preparedDirectory(workload, suffix)) }
         switch workload {
         case "W3":
             let store = try open(preparedDirectory("W3"), .none)
