@@ -11,6 +11,37 @@ import Synchronization
 /// Freshet's writer: whatever queued during a commit goes into the next transaction, and
 /// whatever queues while that transaction is being written joins it before it commits.
 final class LMDBStore: BenchStore, @unchecked Sendable {
+    /// `FRESHET_BENCH_FLOOR_LAYOUT`, a comma-separated list, for reproducing docs/performance.md
+    /// "W7 round 2: layouts measured on the floor" (unset: the layout above, what the benchmark
+    /// measures): `mark-in-rows` keeps each collection's mark in `rows` under ``markKey(_:)``,
+    /// right after its last position, and never writes `marks`; `writemap` opens the
+    /// environment with `MDB_WRITEMAP`; `equal-rows` is read by W7's prepare (every engine):
+    /// the 10-collection store gets 5,000 rows a collection, as many rows as the other.
+    struct Layout: Sendable {
+        var markInRows = false
+        var writeMap = false
+        var equalRows = false
+
+        /// The layout of this process's environment; an unknown word cannot reach here because
+        /// ``Options/parse(_:)`` has already refused it (exit 2).
+        static let current = (try? parse(ProcessInfo.processInfo.environment["FRESHET_BENCH_FLOOR_LAYOUT"])) ?? Layout()
+
+        /// Parses the variable's value (nil or empty: today's layout); throws on an unknown word.
+        static func parse(_ value: String?) throws(Options.UsageError) -> Layout {
+            var layout = Layout()
+            for word in value?.split(separator: ",") ?? [] {
+                switch word {
+                case "mark-in-rows": layout.markInRows = true
+                case "writemap": layout.writeMap = true
+                case "equal-rows": layout.equalRows = true
+                default:
+                    throw Options.UsageError(message: "FRESHET_BENCH_FLOOR_LAYOUT: unknown word \(word) (mark-in-rows, writemap, equal-rows)")
+                }
+            }
+            return layout
+        }
+    }
+
     // @unchecked: the MDB_env is thread-safe (MDB_NOTLS); write transactions run only on `queue`.
     private let env: OpaquePointer
     private var log = MDB_dbi()
@@ -50,6 +81,7 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
         case .none: flags |= UInt32(MDB_NOSYNC)
         }
         if readOnly { flags |= UInt32(MDB_RDONLY) }
+        if Layout.current.writeMap { flags |= UInt32(MDB_WRITEMAP) }
         do {
             try Self.check(mdb_env_set_mapsize(env, 8 << 30), "mdb_env_set_mapsize")
             try Self.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
@@ -197,7 +229,18 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
     }
 
     private func mark(_ txn: OpaquePointer, _ collection: String, lsn: UInt64) throws {
-        try put(txn, marks, Array(collection.utf8), Self.be(lsn))
+        if Layout.current.markInRows {
+            try put(txn, rowsDB, Self.markKey(collection), Self.be(lsn))
+        } else {
+            try put(txn, marks, Array(collection.utf8), Self.be(lsn))
+        }
+    }
+
+    /// The collection's prefix ‖ nine 0xFF bytes: one byte longer than a row's key (prefix ‖
+    /// 8-byte position), so it sorts after every position of the collection and before the
+    /// next collection, and the scans of rows (which stop at a key of another length) end there.
+    private static func markKey(_ collection: String) -> [UInt8] {
+        prefix(collection) + [UInt8](repeating: 0xFF, count: 9)
     }
 
     /// Upserts in place, or appends after the last position.

@@ -33,7 +33,9 @@ struct Options: Sendable {
         environment (docs/performance.md): FRESHET_BENCH_REPEAT=N multiplies W1, W2, W2b and W3
           iterations (for profiling one --child run); FRESHET_BENCH_W4_TRACE=1 prints one line
           per W4 commit (write time, observers' min/median/max latency) to standard error;
-          FRESHET_BENCH_W1_TRACE=1 notes how many writes shared each W1 commit (group commit)
+          FRESHET_BENCH_W1_TRACE=1 notes how many writes shared each W1 commit (group commit);
+          FRESHET_BENCH_FLOOR_LAYOUT=WORD,... (mark-in-rows, writemap, equal-rows) changes the floor's
+          layout and W7's prepare (docs/performance.md, "W7 round 2: layouts measured on the floor")
         exit status: 0 ok, 1 engines disagree or a workload failed, 2 usage
         """
 
@@ -68,6 +70,7 @@ struct Options: Sendable {
             default: throw UsageError(message: "unknown argument \(arg)")
             }
         }
+        _ = try LMDBStore.Layout.parse(ProcessInfo.processInfo.environment["FRESHET_BENCH_FLOOR_LAYOUT"])
         if o.smoke && !roundsGiven { o.rounds = 1 }
         return o
     }
