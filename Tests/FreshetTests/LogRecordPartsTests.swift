@@ -90,6 +90,50 @@ struct LogRecordPartsTests {
         #expect(mixed.deferred.map(\.data.count) == [16_370, 16_376, 16_377, 16_383, 16_384, 16_385])
     }
 
+    /// `rows`' JSON laid end to end in one buffer after 7 bytes, as a body holds its rows,
+    /// given as a slice from index 7.
+    static func slices(of rows: [Row]) -> RowSlices {
+        var storage = Data("body = ".utf8)
+        var ranges: [Range<Int>] = []
+        for row in rows {
+            ranges.append((storage.count - 7)..<(storage.count - 7 + row.json.count))
+            storage.append(row.json)
+            storage.append(UInt8(ascii: ","))
+        }
+        return RowSlices(storage: storage[7...], ranges: ranges)
+    }
+
+    @Test("rows written from their slices of one buffer are byte for byte the rows written from their own JSON, deferring or not")
+    func rowsFromSlices() {
+        let small = Self.boundaryRows.filter { $0.json.count < ByteWriter.deferredMinimum }
+        for rows in [Self.boundaryRows, small] {
+            for defers in [false, true] {
+                var own = ByteWriter(defersLargeData: defers)
+                own.fields(4, rows: rows)
+                var sliced = ByteWriter(defersLargeData: defers)
+                sliced.fields(4, rows: rows, slices: Self.slices(of: rows))
+                #expect(sliced.bytes == own.bytes)
+                #expect(sliced.count == own.count)
+                #expect(sliced.deferred.map(\.data) == own.deferred.map(\.data))
+            }
+        }
+    }
+
+    @Test("a page's encoded rows and keys built from slices are the ones built from each row's JSON")
+    func encodedRowsFromSlices() {
+        let rows = Self.boundaryRows
+        let prefix = Keys.collection("pokemon")
+        func contents(_ e: EncodedRows) -> [[UInt8]] {
+            e.withBuffers { b in (0..<e.count).flatMap { [Array(b.row($0)), Array(b.rowKey($0)), Array(b.indexKey($0)), Array(b.value($0))] } }
+        }
+        let own = EncodedRows(rows, page: 3, prefix: prefix)
+        let sliced = EncodedRows(rows, page: 3, prefix: prefix, slices: Self.slices(of: rows))
+        #expect(sliced.count == rows.count)
+        #expect(sliced.positions == own.positions)
+        #expect(contents(sliced) == contents(own))
+        #expect(contents(sliced).count == 4 * rows.count)
+    }
+
     @Test("rows' JSON of 4,096 bytes or more is left out of the writer's buffer; smaller JSON is in it")
     func largeJSONIsDeferred() throws {
         var w = ByteWriter(defersLargeData: true)

@@ -37,7 +37,7 @@ extension Event {
                 w.field(3, bool: isLast)
             case .upsert: w.field(1, uint: 3)
             }
-            w.fields(4, rows: f.rows)
+            w.fields(4, rows: f.rows, slices: f.slices)
             w.field(5) { $0.encode(f.response) }
             w.field(6, string: f.nextCursor)
             if let basis = f.basisLSN { w.field(7, uint: basis.rawValue) }
@@ -251,24 +251,38 @@ extension ByteWriter {
     /// to be deferred (``defersLargeData``), the rows' sizes are summed first and every row is
     /// written through one pointer into the buffer grown once: an `Array` append per varint and
     /// per part, the buffer doubling as it went, was most of encoding a 1,000-row page
-    /// (docs/performance.md, round 10).
-    mutating func fields(_ tag: UInt64, rows: [Row]) {
+    /// (docs/performance.md, round 10). With `slices` (the rows' JSON in one buffer) the JSON
+    /// is read from it, not from each row's `Data` (round 11).
+    mutating func fields(_ tag: UInt64, rows: [Row], slices: RowSlices? = nil) {
+        if let slices {
+            slices.withBytes { body, ranges in
+                writeRows(tag, rows, jsonCount: { ranges[$0].count }, json: { i, write in write(UnsafeRawBufferPointer(rebasing: body[ranges[i]])) })
+            }
+        } else {
+            writeRows(tag, rows, jsonCount: { rows[$0].json.count }, json: { i, write in rows[i].json.withUnsafeBytes(write) })
+        }
+    }
+
+    /// ``fields(_:rows:slices:)``'s work, row `i`'s JSON being `jsonCount(i)` bytes that
+    /// `json(i, write)` lends to `write`.
+    @inline(__always)
+    private mutating func writeRows(_ tag: UInt64, _ rows: [Row], jsonCount: (Int) -> Int, json: (Int, (UnsafeRawBufferPointer) -> Void) -> Void) {
         var total = 0
-        for row in rows {
-            let json = row.json.count
-            if defersLargeData && json >= Self.deferredMinimum {
+        for i in rows.indices {
+            let count = jsonCount(i)
+            if defersLargeData && count >= Self.deferredMinimum {
                 for row in rows { field(tag, row: row) }
                 return
             }
-            total += Self.rowHeaderLength(tag, id: row.id.utf8.count, json: json) + json
+            total += Self.rowHeaderLength(tag, id: rows[i].id.utf8.count, json: count) + count
         }
         // The fields after the rows (the response, the cursor, the policy) fit the spare room.
         raw(count: total, spare: 1024) { out in
             var at = 0
-            for row in rows {
-                var id = row.id
+            for i in rows.indices {
+                var id = rows[i].id
                 id.withUTF8 { id in
-                    row.json.withUnsafeBytes { json in
+                    json(i) { json in
                         at = Self.writeRowHeader(tag, id: UnsafeRawBufferPointer(id), json: json.count, into: out, at: at)
                         UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + json.count)]).copyMemory(from: json)
                         at += json.count

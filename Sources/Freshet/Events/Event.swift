@@ -70,7 +70,14 @@ extension Event {
 
         public var placement: Placement
         /// The rows, in server order.
-        public var rows: [Row]
+        public var rows: [Row] {
+            // Setting the rows drops the slices, which describe the rows they came with.
+            didSet { slices = nil }
+        }
+        /// The rows' JSON as ranges of one buffer (the response body), when a refresh made the
+        /// rows from it: the same bytes as `rows[i].json`, for encoding without a `Data` access
+        /// per row. Not part of the event's value (`==` and `hash` leave it out).
+        var slices: RowSlices?
         /// The HTTP exchange the rows came from.
         public var response: ResponseInfo
         /// The next page's cursor (for PokeAPI, the absolute `next` URL); nil on the last page.
@@ -94,6 +101,29 @@ extension Event {
             self.basisLSN = basisLSN
             self.rowsWithheld = rowsWithheld
             self.readPolicy = readPolicy
+        }
+
+        /// The rows of `rows` with `slices` describing their JSON (``RowSlices``); `slices`
+        /// must hold one range per row, with each row's bytes.
+        init(placement: Placement, rows: [Row], slices: RowSlices?, response: ResponseInfo, nextCursor: String?, basisLSN: LSN?, readPolicy: ReadPolicy?) {
+            precondition(slices.map { $0.count == rows.count } ?? true, "\(slices?.count ?? 0) row slices for \(rows.count) rows")
+            self.init(placement: placement, rows: rows, response: response, nextCursor: nextCursor, basisLSN: basisLSN, readPolicy: readPolicy)
+            self.slices = slices
+        }
+
+        public static func == (a: Fetched, b: Fetched) -> Bool {
+            a.placement == b.placement && a.rows == b.rows && a.response == b.response && a.nextCursor == b.nextCursor
+                && a.basisLSN == b.basisLSN && a.rowsWithheld == b.rowsWithheld && a.readPolicy == b.readPolicy
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(placement)
+            hasher.combine(rows)
+            hasher.combine(response)
+            hasher.combine(nextCursor)
+            hasher.combine(basisLSN)
+            hasher.combine(rowsWithheld)
+            hasher.combine(readPolicy)
         }
     }
 

@@ -20,6 +20,9 @@ enum RowExtraction {
         /// The value of the paging key, when the resource pages by a body field: the next URL
         /// (``Resource/Paging/nextField(_:)``) or the cursor (``Resource/Paging/cursor(field:parameter:)``).
         var next: String?
+        /// The rows' JSON as ranges of the body, when every row is a slice of it (already
+        /// canonical); nil when any row had to be rewritten.
+        var slices: RowSlices?
     }
 
     static func extract(_ body: Data, for resource: Resource) throws(Failure) -> Result {
@@ -81,6 +84,9 @@ enum RowExtraction {
         }
         var rows: [Row] = []
         rows.reserveCapacity(elements.count)
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(elements.count)
+        var allSlices = true
         var writer = JSONWriter(capacity: 1024)
         for (i, element) in elements.enumerated() {
             guard tape[element].kind == .object else { throw Failure(reason: "row \(i) is not a JSON object") }
@@ -90,16 +96,18 @@ enum RowExtraction {
                 // Already in canonical form (the parser checked): the row is the server's bytes,
                 // a slice of the body sharing its storage (one retain, where a `Data` of its own
                 // was two allocations and a copy per row: docs/performance.md, round 10).
-                let start = body.startIndex + Int(node.start)
-                rows.append(Row(id: id, json: body[start..<(start + Int(node.end - node.start))]))
+                let range = Int(node.start)..<Int(node.end)
+                rows.append(Row(id: id, json: body[(body.startIndex + range.lowerBound)..<(body.startIndex + range.upperBound)]))
+                ranges.append(range)
                 continue
             }
+            allSlices = false
             writer.bytes.removeAll(keepingCapacity: true)
             writer.bytes.reserveCapacity(Int(node.end - node.start))
             writer.canonical(element, of: tape, in: bytes)
             rows.append(Row(id: id, json: Data(writer.bytes)))
         }
-        return Result(rows: rows, next: next)
+        return Result(rows: rows, next: next, slices: allSlices ? RowSlices(storage: body, ranges: ranges) : nil)
     }
 
     private static func identity(of object: Int, _ tape: JSONTape, _ bytes: UnsafeBufferPointer<UInt8>, _ rule: Resource.RowIdentity, index: Int) throws(Failure) -> String {

@@ -367,8 +367,11 @@ extension Store {
                 } else {
                     refreshes.clearVolatile(collection)
                 }
-                let event = Event.Fetched(placement: placement, rows: noStore ? [] : extracted.rows, response: Self.info(response, url: logged(url)),
-                                          nextCursor: next.map(logged), basisLSN: basis, rowsWithheld: noStore, readPolicy: readPolicy)
+                let event = noStore
+                    ? Event.Fetched(placement: placement, rows: [], response: Self.info(response, url: logged(url)),
+                                    nextCursor: next.map(logged), basisLSN: basis, rowsWithheld: true, readPolicy: readPolicy)
+                    : Event.Fetched(placement: placement, rows: extracted.rows, slices: extracted.slices, response: Self.info(response, url: logged(url)),
+                                    nextCursor: next.map(logged), basisLSN: basis, readPolicy: readPolicy)
                 summary.lsn = try await appendForRefresh(.fetched(event), to: collection, url: url, ending: final ? fetch : nil)
                 summary.rows += extracted.rows.count
             }

@@ -46,10 +46,11 @@ enum Fold {
         switch record.event {
         case .fetched(let fetched):
             let rows = fetched.rowsWithheld ? [] : fetched.rows
+            let slices = fetched.rowsWithheld ? nil : fetched.slices
             switch fetched.placement {
             case .replace:
                 let preserved = try confirmedRows(after: fetched.basisLSN, collection: collection, state: state, in: txn)
-                rowsChanged = try replaceRange(with: rows, page: 0, lower: 0, upper: nil, state: state, prefix: prefix, in: txn)
+                rowsChanged = try replaceRange(with: rows, slices: slices, page: 0, lower: 0, upper: nil, state: state, prefix: prefix, in: txn)
                 if try reapplyConfirmed(after: fetched.basisLSN, collection: collection, prune: true, preserved: preserved, state: state, in: txn) { rowsChanged = true }
                 mark.pageCount = 0
                 mark.pages = []
@@ -58,7 +59,7 @@ enum Fold {
                 let lower = Keys.position(page: index, index: 0)
                 let upper = isLast ? nil : Keys.position(page: index + 1, index: 0)
                 let preserved = try confirmedRows(after: fetched.basisLSN, collection: collection, state: state, in: txn)
-                rowsChanged = try replaceRange(with: rows, page: index, lower: lower, upper: upper, state: state, prefix: prefix, in: txn)
+                rowsChanged = try replaceRange(with: rows, slices: slices, page: index, lower: lower, upper: upper, state: state, prefix: prefix, in: txn)
                 if try reapplyConfirmed(after: fetched.basisLSN, collection: collection, prune: false, preserved: preserved, state: state, in: txn) { rowsChanged = true }
                 mark.pageCount = isLast ? index + 1 : max(mark.pageCount, index + 1)
                 let page = SyncMark.PageMark(url: fetched.response.url, etag: fetched.response.etag, lastModified: fetched.response.lastModified, next: fetched.nextCursor)
@@ -188,10 +189,10 @@ enum Fold {
     /// Makes the rows at positions `lower ..< upper` exactly `rows` (placed as page `page`, in
     /// order). A row whose ID is elsewhere in the collection moves here (the newest page wins),
     /// so no ID is ever held twice. Returns whether anything changed; identical rows write nothing.
-    private static func replaceRange(with rows: [Row], page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
+    private static func replaceRange(with rows: [Row], slices: RowSlices?, page: Int, lower: UInt64, upper: UInt64?, state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         // Each row is encoded once, into one buffer: for the comparison and, when something
         // changed, for the put.
-        let wanted = EncodedRows(rows, page: page, prefix: prefix)
+        let wanted = EncodedRows(rows, page: page, prefix: prefix, slices: slices)
         if try state.range(from: lower, to: upper, prefix: prefix, holds: wanted, in: txn) {
             return false
         }

@@ -491,15 +491,30 @@ struct EncodedRows {
     /// The index's values: each position, big-endian, 8 bytes a row.
     private var values: [UInt8]
 
-    /// `rows` placed as page `page`, in order, in the collection whose key prefix is `prefix`.
-    init(_ rows: [Row], page: Int, prefix: [UInt8]) {
+    /// `rows` placed as page `page`, in order, in the collection whose key prefix is `prefix`;
+    /// with `slices` (the rows' JSON in one buffer, ``RowSlices``) each row's JSON is read
+    /// from it instead of from the row's `Data`.
+    init(_ rows: [Row], page: Int, prefix: [UInt8], slices: RowSlices? = nil) {
+        if let slices {
+            self = slices.withBytes { body, ranges in
+                EncodedRows(rows, page: page, prefix: prefix, jsonCount: { ranges[$0].count },
+                            json: { i, copy in copy(UnsafeRawBufferPointer(rebasing: body[ranges[i]])) })
+            }
+        } else {
+            self.init(rows, page: page, prefix: prefix, jsonCount: { rows[$0].json.count }, json: { i, copy in rows[i].json.withUnsafeBytes(copy) })
+        }
+    }
+
+    /// Row `i`'s JSON being `jsonCount(i)` bytes that `json(i, copy)` lends to `copy`.
+    @inline(__always)
+    private init(_ rows: [Row], page: Int, prefix: [UInt8], jsonCount: (Int) -> Int, json: (Int, (UnsafeRawBufferPointer) -> Void) -> Void) {
         let n = rows.count
         var rowTotal = 0
         var idTotal = 0
-        for row in rows {
-            let idCount = row.id.utf8.count
+        for i in 0..<n {
+            let idCount = rows[i].id.utf8.count
             idTotal += idCount
-            rowTotal += ByteWriter.varintLength(UInt64(idCount)) + idCount + row.json.count
+            rowTotal += ByteWriter.varintLength(UInt64(idCount)) + idCount + jsonCount(i)
         }
         var ends = [Int](repeating: 0, count: n)
         var indexEnds = [Int](repeating: 0, count: n)
@@ -529,7 +544,7 @@ struct EncodedRows {
                     UnsafeMutableRawBufferPointer(rebasing: index[indexAt..<(indexAt + id.count)]).copyMemory(from: UnsafeRawBufferPointer(id))
                     indexAt += id.count
                 }
-                row.json.withUnsafeBytes { json in
+                json(i) { json in
                     UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + json.count)]).copyMemory(from: json)
                     at += json.count
                 }

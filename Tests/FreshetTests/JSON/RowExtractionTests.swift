@@ -33,6 +33,38 @@ struct RowExtractionTests {
         #expect(rebased.json.startIndex == 0)
     }
 
+    @Test("a page of canonical rows carries each row's range of the body; a row written anew leaves the page without")
+    func canonicalRowsCarryTheirRanges() throws {
+        let canonical = #"{"results":[{"name":"a","url":"u/1"},{"name":"b","url":"u/2"}]}"#
+        let body = Data(("xyz" + canonical).utf8)[3...]
+        let resource = Resource.list("p", path: "/p", id: .field("name"), paging: .none)
+        let result = try RowExtraction.extract(body, for: resource)
+        let slices = try #require(result.slices)
+        // Offsets from the body's first byte, whatever its own indices.
+        #expect(slices.ranges == [12..<36, 37..<61])
+        let texts = slices.withBytes { bytes, ranges in ranges.map { String(decoding: UnsafeRawBufferPointer(rebasing: bytes[$0]), as: UTF8.self) } }
+        #expect(texts == [#"{"name":"a","url":"u/1"}"#, #"{"name":"b","url":"u/2"}"#])
+        #expect(texts == result.rows.map { String(decoding: $0.json, as: UTF8.self) })
+        let rewritten = #"{"results":[{"name":"a","url":"u/1"},{"url":"u/2","name":"b"}]}"#
+        #expect(try RowExtraction.extract(Data(rewritten.utf8), for: resource).slices == nil)
+    }
+
+    @Test("setting a fetched event's rows drops its slices; the slices are not part of the event's value")
+    func slicesFollowTheirRows() throws {
+        let body = Data(#"{"results":[{"name":"a","url":"u/1"}]}"#.utf8)
+        let result = try RowExtraction.extract(body, for: Resource.list("p", path: "/p", id: .field("name"), paging: .none))
+        let response = ResponseInfo(url: "http://h/p", status: 200)
+        var event = Event.Fetched(placement: .replace, rows: result.rows, slices: result.slices, response: response,
+                                  nextCursor: nil, basisLSN: nil, readPolicy: nil)
+        #expect(event.slices?.count == 1)
+        let plain = Event.Fetched(placement: .replace, rows: result.rows, response: response)
+        #expect(event == plain)
+        #expect(event.hashValue == plain.hashValue)
+        event.rows = [Row(id: "z", json: Data("{}".utf8))]
+        #expect(event.slices == nil)
+        #expect(event.rows.map(\.id) == ["z"])
+    }
+
     @Test("rows are minified with keys sorted, strings minimally escaped, numbers as the server wrote them")
     func canonicalForm() throws {
         let body = """
