@@ -90,9 +90,16 @@ public struct QueryState: Sendable, Hashable {
     /// The query state of `rows` with `mark` under `policy` at `now`; `isFetching` when a
     /// refresh of the collection is in flight. The live store and `replay` both use it.
     public static func derive(rows: [Row], mark: SyncMark?, policy: FreshnessPolicy, now: Date, isFetching: Bool) -> QueryState {
-        let data: DataStatus = rows.isEmpty ? .empty : .hasRows
+        derive(hasRows: !rows.isEmpty, mark: mark, policy: policy, now: now, isFetching: isFetching)
+    }
+
+    /// ``derive(rows:mark:policy:now:isFetching:)`` for a collection that has rows or not: the
+    /// rows matter only by whether there are any, so `replay` judges a collection it prints
+    /// straight from the replayed tables without making its rows.
+    static func derive(hasRows: Bool, mark: SyncMark?, policy: FreshnessPolicy, now: Date, isFetching: Bool) -> QueryState {
+        let data: DataStatus = hasRows ? .hasRows : .empty
         guard let mark else {
-            return QueryState(data: data, fetch: isFetching ? .fetching : .idle, isStale: rows.isEmpty)
+            return QueryState(data: data, fetch: isFetching ? .fetching : .idle, isStale: !hasRows)
         }
         let failing = mark.consecutiveFailures > 0 ? mark.lastError : nil
         let offline = failing.map { $0.reason == FetchError.Code.cannotConnect.rawValue } ?? false
@@ -101,7 +108,7 @@ public struct QueryState: Sendable, Hashable {
         var staleAt: Date?
         if mark.validatedAt == nil {
             // Never confirmed by a server: local-only rows are fresh until invalidated.
-            isStale = mark.invalidatedAt != nil || rows.isEmpty
+            isStale = mark.invalidatedAt != nil || !hasRows
         } else {
             let verdict = Freshness.evaluate(mark, policy: policy, now: now)
             isStale = verdict.isStale

@@ -116,6 +116,33 @@ struct MaterializedState {
         return id
     }
 
+    /// Where an encoded row's ID lies (`value[id]`; the JSON is the rest, `value[id.upperBound...]`),
+    /// checked as ``decodeRow(_:)`` checks it, with its errors, but without making the row: the
+    /// ID's varint length, the ID within the value, the ID UTF-8 (an ASCII ID checked 8 bytes at
+    /// a time). `replay` prints rows from these bytes (docs/performance.md, "Issue 8 speed round 7 (tail)").
+    static func rowIDRange(_ value: UnsafeRawBufferPointer) throws -> Range<Int> {
+        let (length, start) = try idLength(value)
+        guard length <= UInt64(value.count - start) else {
+            throw StoreError(.corruptRecord, "materialized row: row ID is truncated")
+        }
+        let id = start..<(start + Int(length))
+        let bytes = UnsafeRawBufferPointer(rebasing: value[id])
+        var i = 0
+        var high: UInt64 = 0
+        while i + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            high |= UInt64(bytes[i])
+            i += 1
+        }
+        if high & 0x8080_8080_8080_8080 != 0, String(validating: bytes, as: UTF8.self) == nil {
+            throw StoreError(.corruptRecord, "materialized row: row ID is not UTF-8")
+        }
+        return id
+    }
+
     static func encodeRow(_ row: Row) -> [UInt8] {
         var w = ByteWriter(capacity: row.json.count + row.id.utf8.count + 10)
         appendRow(row, to: &w)

@@ -28,6 +28,17 @@ extension JSONWriter {
         }
     }
 
+    /// ``rowValue(_:)`` of a stored row's JSON lent as bytes (`replay --json` writes rows
+    /// straight from the replayed tables).
+    package mutating func rowValue(_ json: UnsafeRawBufferPointer) {
+        guard !json.isEmpty else { null(); return }
+        let start = bytes.count
+        bytes.append(contentsOf: json)
+        for i in start..<bytes.count where bytes[i] == UInt8(ascii: "\n") || bytes[i] == UInt8(ascii: "\r") {
+            bytes[i] = UInt8(ascii: " ")
+        }
+    }
+
     /// The written bytes as text, then empties the buffer (keeping its capacity) for the next line.
     package mutating func takeLine() -> String {
         defer { bytes.removeAll(keepingCapacity: true) }

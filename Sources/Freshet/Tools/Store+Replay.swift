@@ -33,6 +33,13 @@ extension Store {
     }
 
     private func replayUntyped(to requested: ReplayPoint, collections: CollectionFilter, policy: FreshnessPolicy?) throws -> Replay {
+        let (folder, now, judging) = try fold(to: requested, policy: policy)
+        return try Self.projection(of: folder, collections: collections, policy: judging, now: now)
+    }
+
+    /// Folds the log up to `requested` (the work of ``replay(to:collections:policy:)`` before
+    /// its projection): the folder, the time statuses are judged at, and each collection's policy.
+    func fold(to requested: ReplayPoint, policy: FreshnessPolicy?) throws -> (LogFolder, now: Date?, policy: (String) -> FreshnessPolicy) {
             try checkOpen()
             let folder = try LogFolder(store: self)
             let point = try folder.reachablePoint(requested)
@@ -48,7 +55,7 @@ extension Store {
             }
             let fallback = configuration.defaultFreshness
             let recorded = try folder.policies()
-            return try Self.projection(of: folder, collections: collections, policy: { policy ?? recorded[$0]?.policy.freshness ?? fallback }, now: now)
+            return (folder, now, { policy ?? recorded[$0]?.policy.freshness ?? fallback })
     }
 
     private func firstRecordTime() throws -> (lsn: LSN, time: Date)? {

@@ -29,19 +29,8 @@ extension Store {
     /// test asks for smaller blocks.
     func verify(hooks: VerifyHooks, lookupBlock: Int = SharedKeyLookups.blockSize) throws(ToolError) -> VerifyReport {
         let (report, scratch) = try verifyReplaying(hooks: hooks, lookupBlock: lookupBlock)
-        Self.releaseInBackground(consume scratch)
+        ScratchState.releaseInBackground(consume scratch)
         return report
-    }
-
-    /// Frees the replayed state on a thread of its own, so `verify` returns without waiting
-    /// for it: its tables hold an array per key (270,000 on W5), and freeing them was a
-    /// quarter of `verify`'s time after the fold (docs/performance.md, "Issue 8 speed round 5
-    /// (verify)"). Only memory is freed there; the scratch state holds no store.
-    private static func releaseInBackground(_ scratch: consuming ScratchState) {
-        let box = ReleaseBox(scratch)
-        let thread = Thread { box.scratch = nil }
-        thread.name = "freshet.release"
-        thread.start()
     }
 
     /// The folding and checking of ``verify(hooks:lookupBlock:)``: the report and the replayed state.
@@ -190,15 +179,5 @@ extension Store {
             return namer.name(database: name, key: Array(key), stored: Array(value), replayed: nil,
                               message: "a lookup does not find it (damaged index page?)")
         }
-    }
-}
-
-/// Carries the replayed state to the thread that frees it (``Store/releaseInBackground(_:)``).
-private final class ReleaseBox: @unchecked Sendable {
-    // `@unchecked`: set once here, then only cleared, on the freeing thread.
-    var scratch: ScratchState?
-
-    init(_ scratch: consuming ScratchState) {
-        self.scratch = scratch
     }
 }
