@@ -30,6 +30,14 @@ public final class OutputWriter {
         if buffer.count >= capacity { flush() }
     }
 
+    /// Appends the line whose UTF-8 is `bytes` and a newline; writes when the buffer is full.
+    public func writeLine(bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        buffer.append(contentsOf: bytes)
+        buffer.append(0x0A)
+        if buffer.count >= capacity { flush() }
+    }
+
     /// Appends `text` as it is (UTF-8); writes when the buffer is full.
     public func append(_ text: String) {
         guard failure == nil else { return }

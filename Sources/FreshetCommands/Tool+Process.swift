@@ -17,7 +17,8 @@ extension Tool {
                 output.flush()
                 writeStandardError(line)
             },
-            containment: defaultContainment())
+            containment: defaultContainment(),
+            standardOutputBytes: output.writeLine(bytes:))
         let status = tool.run(arguments)
         if let code = output.flush() {
             writeStandardError("freshet: " + OutputWriter.failureText(code))

@@ -62,13 +62,38 @@ extension Tool {
                 if !snapshot.pendingMutations.isEmpty {
                     standardOutput("  pending   \(TerminalEscaping.escaped(snapshot.pendingMutations.map(\.description).joined(separator: ", ")))")
                 }
-                try result.forEachRow(of: snapshot) { id, json in standardOutput(Self.rowLine(id: id, json: json)) }
+                try writeRowLines(of: snapshot, in: result)
             }
             standardOutput("")
             standardOutput("pending mutations: \(result.pending.isEmpty ? "none" : String(result.pending.count))")
             for p in result.pending {
                 standardOutput("  LSN \(p.lsn)  \(p.id)  \(TerminalEscaping.escaped(p.name))  queue \(TerminalEscaping.escaped(p.queue))  \(TerminalEscaping.escaped(p.collections.joined(separator: ", ")))")
             }
+        }
+    }
+
+    /// `snapshot`'s row lines (``rowLine(id:json:)``): a printable row's line assembled in one
+    /// reused buffer and handed to ``standardOutputBytes`` when it is set, no string made.
+    private func writeRowLines(of snapshot: LentSnapshot, in result: LentReplay) throws(ToolError) {
+        guard let bytesOut = standardOutputBytes else {
+            try result.forEachRow(of: snapshot) { id, json in standardOutput(Self.rowLine(id: id, json: json)) }
+            return
+        }
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        try result.forEachRow(of: snapshot) { id, json in
+            guard Self.isPrintableASCII(id, backslash: false), Self.isPrintableASCII(json, backslash: true) else {
+                standardOutput(Self.rowLine(id: id, json: json))
+                return
+            }
+            line.removeAll(keepingCapacity: true)
+            line.append(0x20)
+            line.append(0x20)
+            line.append(contentsOf: id)
+            line.append(0x20)
+            line.append(0x20)
+            line.append(contentsOf: json)
+            line.withUnsafeBytes(bytesOut)
         }
     }
 

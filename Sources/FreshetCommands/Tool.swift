@@ -7,11 +7,19 @@ public struct Tool {
     public var standardError: (String) -> Void
     /// Where `verify` reads (see ``Containment``); the `freshet` binary uses a child process.
     public var containment: Containment
+    /// When set, lines that `replay` copies from bytes (a printable row's line) come here as
+    /// their UTF-8, without a newline and valid for the call only, instead of as a `String`
+    /// through ``standardOutput``; the order of all lines is kept, since both go to the same
+    /// place. The `freshet` binary sets it to ``OutputWriter/writeLine(bytes:)``: a row's line
+    /// is then copied into the output buffer with no string made (issue 8's speed round 7).
+    public var standardOutputBytes: ((UnsafeRawBufferPointer) -> Void)?
 
-    public init(standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void, containment: Containment = .inProcess) {
+    public init(standardOutput: @escaping (String) -> Void, standardError: @escaping (String) -> Void, containment: Containment = .inProcess,
+                standardOutputBytes: ((UnsafeRawBufferPointer) -> Void)? = nil) {
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.containment = containment
+        self.standardOutputBytes = standardOutputBytes
     }
 
     /// Runs the command line and returns the exit status: 0 ok, 1 problem found (such as an

@@ -468,7 +468,10 @@ struct Workloads: Sendable {
         }
         let lines = LineCounter()
         let start = Measure.now()
-        let status = Tool(standardOutput: { _ in lines.count += 1 }, standardError: { lines.errors.append($0) }).run(arguments)
+        // Lines a command hands over as bytes (`replay`'s row lines, as the `freshet` binary
+        // takes them: ``Tool/standardOutputBytes``) are counted as the others.
+        let status = Tool(standardOutput: { _ in lines.count += 1 }, standardError: { lines.errors.append($0) },
+                          standardOutputBytes: { _ in lines.count += 1 }).run(arguments)
         let elapsed = Measure.now() - start
         guard status == 0 else { throw BenchError("freshet \(arguments.joined(separator: " ")) exited \(status): \(lines.errors.joined(separator: "; "))") }
         return Double(records) / Measure.seconds(elapsed)
