@@ -32,6 +32,9 @@ extension DataFile {
         /// The file's first pages, read in one go (``DataFile/window(pages:pageSize:)``);
         /// pages and overflow headers inside it are taken from it instead of a `pread` each.
         var window: [UInt8]?
+        /// Or, for a file too large for a window, the file mapped (``DataFile/mapping(pages:pageSize:)``):
+        /// pages inside it are read in place.
+        var mapping: DataFile.Mapping?
 
         init(file: DataFile, meta: Meta, tolerant: Bool) {
             self.file = file
@@ -61,6 +64,7 @@ extension DataFile {
         /// `count` bytes at `offset`, from ``window`` when it holds them.
         private func pageBytes(offset: Int, count: Int, page: Int) throws(DataFileDamage) -> [UInt8] {
             if let window, offset >= 0, count <= window.count - offset { return Array(window[offset ..< offset + count]) }
+            if let bytes = mapping?.bytes(offset: offset, count: count) { return Array(bytes) }
             return try file.read(offset: offset, count: count, page: page)
         }
 
@@ -88,9 +92,32 @@ extension DataFile {
             }
         }
 
+        /// Checks page `number` where it lies: in the mapping, the window or a `pread` array,
+        /// lent to ``pageBody(_:_:depth:role:descend:)`` (until issue 8's speed round 7 each page
+        /// was copied into an array and read through bounds-checked subscripts: 296 M
+        /// instructions to open W5's store).
         private mutating func pageBody(_ number: Int, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
             let size = meta.pageSize
-            let p = try pageBytes(offset: number * size, count: size, page: number)
+            if let p = mapping?.bytes(offset: number * size, count: size) {
+                try pageBody(number, p, depth: depth, role: role, descend: descend)
+                return
+            }
+            let bytes = try pageBytes(offset: number * size, count: size, page: number)
+            var failure: DataFileDamage?
+            bytes.withUnsafeBytes { p in
+                do throws(DataFileDamage) {
+                    try pageBody(number, p, depth: depth, role: role, descend: descend)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        }
+
+        /// The checks of page `number`, whose `meta.pageSize` bytes are `p`.
+        private mutating func pageBody(_ number: Int, _ p: UnsafeRawBufferPointer, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
+            let size = meta.pageSize
+            precondition(p.count == size, "a page of \(p.count) bytes, not \(size)")
             guard DataFile.u64(p, 0) == UInt64(number) else { throw DataFileDamage(page: number, "holds page number \(DataFile.u64(p, 0))") }
             let flags = DataFile.u16(p, 10)
             let lower = Int(DataFile.u16(p, 12)), upper = Int(DataFile.u16(p, 14))
@@ -120,7 +147,7 @@ extension DataFile {
         }
 
         /// Node `i` of page `number` (`p`): a branch node's child is walked, a leaf node's entry reported.
-        private mutating func node(_ i: Int, of p: [UInt8], page number: Int, upper: Int, isBranch: Bool, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
+        private mutating func node(_ i: Int, of p: UnsafeRawBufferPointer, page number: Int, upper: Int, isBranch: Bool, depth: Int, role: Role, descend: Bool) throws(DataFileDamage) {
             let size = meta.pageSize
             let offset = Int(DataFile.u16(p, DataFile.headerSize + 2 * i))
             guard offset >= upper, offset % 2 == 0, offset + 8 <= size else {
@@ -139,7 +166,7 @@ extension DataFile {
             try leafNode(p, page: number, index: i, keyRange: offset + 8 ..< keyEnd, dataSize: Int(lo | hi << 16), flags: nodeFlags, role: role, descend: descend)
         }
 
-        private mutating func leafNode(_ p: [UInt8], page number: Int, index i: Int, keyRange: Range<Int>, dataSize: Int, flags: UInt16, role: Role, descend: Bool) throws(DataFileDamage) {
+        private mutating func leafNode(_ p: UnsafeRawBufferPointer, page number: Int, index i: Int, keyRange: Range<Int>, dataSize: Int, flags: UInt16, role: Role, descend: Bool) throws(DataFileDamage) {
             let size = meta.pageSize
             // A named database's values are opaque: unless someone asks for the entries, only
             // their bounds are checked and no bytes are copied (a store's open checks every

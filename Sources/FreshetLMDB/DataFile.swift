@@ -140,16 +140,22 @@ package final class DataFile {
     /// being written by a live LMDB writer, and is taken as sound.
     ///
     /// Costs one `pread` of the pages in use when they are at most ``windowLimit`` bytes
-    /// (`readingPagesInOneGo`, the default), otherwise one `pread` per page in use (about a
-    /// millisecond per 4 MiB from the page cache). Both ways check the same and find the same
-    /// damage.
+    /// (`readingPagesInOneGo`, the default), a map of the file when they are more, otherwise
+    /// (`readingPagesInOneGo` false) one `pread` per page in use (about a millisecond per 4 MiB
+    /// from the page cache). Every way checks the same and finds the same damage.
     /// - Throws: ``DataFileDamage`` naming the page and what is wrong with it.
-    package func check(readingPagesInOneGo: Bool = true) throws(DataFileDamage) -> Summary {
+    ///
+    /// A file of more than `windowLimit` bytes (``windowLimit`` unless a test asks for less) is
+    /// read in one go as well, through a read-only map of it (``mapping(pages:pageSize:)``).
+    package func check(readingPagesInOneGo: Bool = true, windowLimit: Int = DataFile.windowLimit) throws(DataFileDamage) -> Summary {
         var last: Summary?
         for _ in 0..<5 {
             let meta = try currentMeta()
             var walker = Walker(file: self, meta: meta, tolerant: false)
-            if readingPagesInOneGo { walker.window = window(pages: meta.lastPage + 1, pageSize: meta.pageSize) }
+            if readingPagesInOneGo {
+                walker.window = window(pages: meta.lastPage + 1, pageSize: meta.pageSize, limit: windowLimit)
+                if walker.window == nil { walker.mapping = mapping(pages: meta.lastPage + 1, pageSize: meta.pageSize) }
+            }
             var failure: DataFileDamage?
             do {
                 try walker.walkAll()
@@ -300,20 +306,53 @@ package final class DataFile {
     /// The largest file whose pages ``check()`` reads with one `pread` (16 MiB): a store's
     /// open checks every page, and a system call per page was most of the check's cost
     /// (docs/performance.md, round 6). Larger files are read page by page.
-    static let windowLimit = 16 << 20
+    package static let windowLimit = 16 << 20
 
     /// Pages `0 ..< pages` read in one go — as much of them as the file holds, which may be
     /// fewer (a healthy file can end before its last page; a page past the end is then read
     /// on its own and reported missing) — or nil when they are more than ``windowLimit``
     /// bytes or the read fails (the walk then reads page by page). Only the walk uses it:
     /// meta pages are always read afresh, so a commit during the walk is still seen.
-    func window(pages: Int, pageSize: Int) -> [UInt8]? {
+    func window(pages: Int, pageSize: Int, limit: Int = DataFile.windowLimit) -> [UInt8]? {
         let bytes = pages.multipliedReportingOverflow(by: pageSize)
-        guard !bytes.overflow, bytes.partialValue <= Self.windowLimit else { return nil }
+        guard !bytes.overflow, bytes.partialValue <= limit else { return nil }
         do {
             return try read(offset: 0, count: min(bytes.partialValue, size), page: 0)
         } catch {
             return nil
+        }
+    }
+
+    /// The file's first pages `0 ..< pages` mapped read-only (as many as the file holds now),
+    /// for a walk of a file too large for a ``window(pages:pageSize:)``: no system call and no
+    /// copy per page (issue 8's speed round 7; before, a `pread` of each of the 37,288 pages of
+    /// W5's 146 MiB store). Nil when `mmap` fails (the walk then reads page by page). The walk
+    /// reads a page of it only after ``requireInside(offset:count:page:)`` found the page inside
+    /// the file, as for a `pread`; only a file cut shorter by another process during the walk
+    /// could fault (`SIGBUS`), as LMDB's own map of it would.
+    func mapping(pages: Int, pageSize: Int) -> Mapping? {
+        let bytes = pages.multipliedReportingOverflow(by: pageSize)
+        guard !bytes.overflow else { return nil }
+        return Mapping(fd: fd, count: min(bytes.partialValue, size))
+    }
+
+    /// A read-only shared mapping of a file's first ``count`` bytes, unmapped when released.
+    final class Mapping {
+        let base: UnsafeRawPointer
+        let count: Int
+
+        init?(fd: Int32, count: Int) {
+            guard count > 0, let p = mmap(nil, count, PROT_READ, MAP_SHARED, fd, 0), p != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+            base = UnsafeRawPointer(p)
+            self.count = count
+        }
+
+        deinit { _ = munmap(UnsafeMutableRawPointer(mutating: base), count) }
+
+        /// Bytes `offset ..< offset + count` when the mapping holds them.
+        func bytes(offset: Int, count: Int) -> UnsafeRawBufferPointer? {
+            guard offset >= 0, count >= 0, count <= self.count - offset else { return nil }
+            return UnsafeRawBufferPointer(start: base + offset, count: count)
         }
     }
 
@@ -364,6 +403,10 @@ package final class DataFile {
     }
 
     static func u16(_ b: [UInt8], _ o: Int) -> UInt16 { UInt16(b[o]) | UInt16(b[o + 1]) << 8 }
+    /// Little-endian integers of a page lent in place; the caller has checked `o` against the
+    /// page's bounds (an `UnsafeRawBufferPointer` checks none in a release build).
+    static func u16(_ b: UnsafeRawBufferPointer, _ o: Int) -> UInt16 { UInt16(littleEndian: b.loadUnaligned(fromByteOffset: o, as: UInt16.self)) }
+    static func u64(_ b: UnsafeRawBufferPointer, _ o: Int) -> UInt64 { UInt64(littleEndian: b.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
     static func u32(_ b: [UInt8], _ o: Int) -> UInt32 { UInt32(u16(b, o)) | UInt32(u16(b, o + 2)) << 16 }
     static func u64(_ b: [UInt8], _ o: Int) -> UInt64 { UInt64(u32(b, o)) | UInt64(u32(b, o + 4)) << 32 }
 }

@@ -92,7 +92,7 @@ package final class LentReplay {
     /// key order: the stored value and the range of its ID (``MaterializedState/rowIDRange(_:)``,
     /// which throws what ``MaterializedState/decodeRow(_:)`` throws). Only keys of prefix ‖ 8 bytes
     /// are rows: another key under the prefix (a per-collection entry that is not a row) is skipped.
-    fileprivate static func forEachStoredRow(in scratch: ScratchState, prefix: [UInt8],
+    static func forEachStoredRow(in scratch: ScratchState, prefix: [UInt8],
                                              _ body: (_ value: UnsafeRawBufferPointer, _ id: Range<Int>) -> Void) throws {
         var failure: (any Error)?
         try scratch.tables.forEach(scratch.state.dbs.rows, from: prefix) { key, value in

@@ -109,7 +109,7 @@ struct ShortDataFileTests {
         }
     }
 
-    @Test("a file cut before a page the main tree reaches is refused with the cut-short message, in one go and page by page, and left as it was")
+    @Test("a file cut before a page the main tree reaches is refused with the cut-short message, in one go, mapped and page by page, and left as it was")
     func reachablePageCutAway() async throws {
         try await withTemporaryDirectory { directory in
             let (data, bytes) = try await Self.fixture(in: directory)
@@ -117,9 +117,9 @@ struct ShortDataFileTests {
             let cut = Array(bytes.prefix(mainRoot * pageSize))
             try Data(cut).write(to: data)
             let reason = "the file is \(cut.count) bytes but its meta page uses pages 0 ... \(lastPage) of \(pageSize) bytes (\(bytes.count) bytes): it was cut short"
-            for inOneGo in [true, false] {
+            for (inOneGo, limit) in [(true, DataFile.windowLimit), (false, DataFile.windowLimit), (true, 0)] {
                 #expect(throws: DataFileDamage(page: meta / pageSize, reason)) {
-                    try DataFile(path: data.path).check(readingPagesInOneGo: inOneGo)
+                    try DataFile(path: data.path).check(readingPagesInOneGo: inOneGo, windowLimit: limit)
                 }
             }
             #expect {
