@@ -28,12 +28,14 @@ let package = Package(
         ),
         // CRC-32C for record checksums: the CPU instruction (SSE4.2 / ARMv8 CRC) or slicing-by-8 tables.
         .target(name: "CCRC32C"),
+        // A cache prefetch hint (`__builtin_prefetch`), which Swift cannot ask for: the log tools' fold.
+        .target(name: "CPrefetch"),
         // A small safe wrapper over LMDB, visible only inside this package.
         .target(name: "FreshetLMDB", dependencies: ["CLMDB"]),
         // HTTP requests, responses and the URLSession transport.
         .target(name: "FreshetHTTP"),
         // The log, the fold, the store, observation and refresh.
-        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP", "CCRC32C"]),
+        .target(name: "Freshet", dependencies: ["FreshetLMDB", "FreshetHTTP", "CCRC32C", "CPrefetch"]),
         // `@Observable` query and mutation models for SwiftUI-style apps, built on Freshet's
         // public API only (docs/swiftui.md, docs/architecture.md "The app layer").
         .target(name: "FreshetModels", dependencies: ["Freshet"]),

@@ -136,6 +136,34 @@ enum Fold {
         try state.stampLocalWrite(collection, at: target.slot, lsn: lsn, rowsChanged: rowsChanged, in: txn)
     }
 
+    /// ``apply(lent:to:in:)`` of a local write (or a change without a push origin) of exactly
+    /// one upserted row, `record`, into the log tools' tables, from what the reading thread
+    /// prepared (`upsert`, its bytes in `bytes`: ``FoldChunk/Upsert``) — the same mark,
+    /// lookups, comparison and puts as ``applyLocalChanges(_:collection:lsn:state:in:)``,
+    /// without matching the record's event, copying its row out of the chunk or reaching its
+    /// JSON through `Data`, hashing the key, or finding the collection's mark by name per
+    /// record: `slot` is the collection's mark slot for the chunk, nil until its first record
+    /// (docs/performance.md, "Issue 8 speed round 7 (fold side)").
+    static func applyLocalUpsert(_ upsert: FoldChunk.Upsert, bytes: UnsafeRawBufferPointer, record: UnsafePointer<LogRecord>,
+                                 slot: inout SyncMarkCache.Slot?, tables index: Int, _ rowsTable: Int,
+                                 state: MaterializedState, in txn: MemoryTables) throws {
+        if slot == nil {
+            // The prefix it gives is the key's first `prefixCount` bytes: both are the name's
+            // length and bytes (``Keys/collection(_:)``, the record's own).
+            slot = try state.localWriteTarget(record.pointee.collection, in: txn).slot
+        }
+        let key = UnsafeRawBufferPointer(rebasing: bytes[upsert.start..<(upsert.start + upsert.keyCount)])
+        let rowStart = upsert.start + upsert.keyCount
+        let rowsChanged = try state.upsert(key: key, hash: upsert.hash, prefix: UnsafeRawBufferPointer(rebasing: key[..<upsert.prefixCount]),
+                                           row: UnsafeRawBufferPointer(rebasing: bytes[rowStart..<(rowStart + upsert.rowCount)]),
+                                           index: index, rowsTable: rowsTable, in: txn)
+        if let marks = state.marks, let slot {
+            marks.stamp(at: slot, lsn: record.pointee.lsn, rowsChanged: rowsChanged)
+        } else {
+            try state.stampLocalWrite(record.pointee.collection, at: slot, lsn: record.pointee.lsn, rowsChanged: rowsChanged, in: txn)
+        }
+    }
+
     /// Applies upserts and deletes in order; returns whether any changed a row.
     private static func applyOps(_ ops: [Event.RowChanges.Op], state: MaterializedState, prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> Bool {
         var changed = false

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// A hash index from byte-string keys to payloads (``OrderedTable``: where an entry's record is
 /// in its arena), for ``OrderedTable``: open addressing with linear probing over one flat
 /// array of 8-byte slots, each holding the upper 24 bits of the key's hash and a payload of
@@ -76,6 +78,32 @@ struct ByteHashIndex {
                 }
                 i = (i &+ 1) & mask
             }
+        }
+    }
+
+    /// Asks the CPU for the slot where the probe for `hash` starts (``freshet_prefetch``: a
+    /// hint, it reads nothing and changes nothing). The log tools' fold asks for the slots of
+    /// the records several records ahead, whose hashes the reading thread computed
+    /// (docs/performance.md, "Issue 8 speed round 7 (fold side)").
+    @inline(__always)
+    func prefetch(hash: UInt64) {
+        slots.withUnsafeBufferPointer { freshet_prefetch($0.baseAddress.unsafelyUnwrapped + home(hash & Self.tagMask)) }
+    }
+
+    /// The payload of the first of the few slots from `hash`'s home that holds its tag: a
+    /// guess, with no key compared (another key may share the tag), for a prefetch only.
+    @inline(__always)
+    func guess(hash: UInt64) -> UInt64? {
+        let tag = hash & Self.tagMask
+        return slots.withUnsafeBufferPointer { slots in
+            var i = home(tag)
+            for _ in 0..<4 {
+                let s = slots[i]
+                if s == 0 { return nil }
+                if s & Self.tagMask == tag { return (s & ~Self.tagMask) &- 1 }
+                i = (i &+ 1) & mask
+            }
+            return nil
         }
     }
 

@@ -453,6 +453,35 @@ struct MaterializedState {
         }
     }
 
+    /// ``Fold/upsert(_:state:prefix:in:)`` of a row given as bytes in the log tools' tables:
+    /// `key` is its `rowIndex` key (`prefix` ‖ ID) whose hash is `hash`, `row` the row as
+    /// ``encodeRow(_:)`` encodes it; `index` and `rowsTable` are the numbers of `rowIndex` and `rows`
+    /// (``MemoryTables/tableNumber(_:)``). The same lookups, comparison and puts, in the same
+    /// order, as the upsert of a ``Row`` (the same bytes written, the same undo journal); only
+    /// nothing is built or hashed here: the reading thread prepared it (``FoldChunk/Upsert``).
+    /// Returns whether anything changed.
+    func upsert(key: UnsafeRawBufferPointer, hash: UInt64, prefix: UnsafeRawBufferPointer, row: UnsafeRawBufferPointer,
+                index: Int, rowsTable: Int, in tables: MemoryTables) throws -> Bool {
+        let stored = try tables.withIndexedValue(index, key: key, hash: hash, rows: rowsTable, prefix: prefix) { position, value in
+            (position: position, same: value.map { $0.count == row.count && OrderedTable.compare($0, row) == 0 } ?? false)
+        }
+        var position: UInt64 = 0
+        if let stored {
+            if stored.same { return false }
+            position = stored.position
+        } else if let last = try lastPosition(prefix: Array(prefix), in: tables) {
+            // A position read from disk: the largest one has no successor (never a trap).
+            guard last < UInt64.max else {
+                let id = String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self)
+                throw StoreError(.corruptRecord, "row \(id) cannot be added: the collection's last position is 2^64 - 1")
+            }
+            position = last + 1
+        }
+        try tables.put(dbs.rows, key: Keys.row(prefix, position: position), bytes: row, append: false, noOverwrite: false)
+        try tables.put(dbs.rowIndex, key: Array(key), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+        return true
+    }
+
     /// Whether `stored` is byte for byte ``encodeRow(_:)`` of a row with ID bytes `id` and
     /// `json`: the ID's length as the shortest varint (``ByteWriter/varint(_:)``), the ID, the JSON.
     static func same(_ stored: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, json: Data) -> Bool {

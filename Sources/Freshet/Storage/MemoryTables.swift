@@ -100,6 +100,28 @@ final class MemoryTables: FoldTables {
         }
     }
 
+    // MARK: Prefetching (hints only)
+
+    /// The number of `db`'s table, for the prefetch calls below.
+    func tableNumber(_ db: Database) -> Int { table(db) }
+
+    /// The upsert's lookup (``withIndexedValue(_:key:rows:prefix:_:)``) of a key of table
+    /// `index` whose hash is `hash`, asked of the CPU ahead, in three stages a few records
+    /// apart, each reading only what the one before brought into cache: `stage` 0 the hash
+    /// slot, 1 the index entry's record the slot names, 2 the linked record of table `rows`.
+    /// A hint: nothing is changed, and a wrong guess only costs a wasted prefetch
+    /// (docs/performance.md, "Issue 8 speed round 7 (fold side)").
+    @inline(__always)
+    func prefetchIndexed(stage: Int, index: Int, rows: Int, hash: UInt64) {
+        switch stage {
+        case 0: tables[index].prefetchSlot(hash: hash)
+        case 1: tables[index].prefetchRecord(hash: hash, lines: 1)
+        default:
+            guard let link = tables[index].guessedLink(hash: hash) else { return }
+            tables[rows].prefetchEntry(link, lines: 2)
+        }
+    }
+
     // MARK: FoldTables
 
     func withValue<R>(_ db: Database, key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
@@ -117,9 +139,16 @@ final class MemoryTables: FoldTables {
     /// miss per record (docs/performance.md, "Issue 8 speed round 4 (fold side)").
     func withIndexedValue<R>(_ index: Database, key: UnsafeRawBufferPointer, rows: Database, prefix: UnsafeRawBufferPointer,
                              _ body: (_ position: UInt64, _ value: UnsafeRawBufferPointer?) throws -> R) throws -> R? {
-        let ti = table(index)
-        let tr = table(rows)
-        guard let found = tables[ti].locate(bytes: key),
+        try withIndexedValue(table(index), key: key, hash: ByteHashIndex.hash(key), rows: table(rows), prefix: prefix, body)
+    }
+
+    /// ``withIndexedValue(_:key:rows:prefix:_:)`` with the tables by number (``tableNumber(_:)``)
+    /// and the key's hash given (``ByteHashIndex/hash(_:)`` of `key`): the log tools' one-row
+    /// upserts, whose keys the reading thread built and hashed (``FoldChunk/Upsert``).
+    @inline(__always)
+    func withIndexedValue<R>(_ ti: Int, key: UnsafeRawBufferPointer, hash: UInt64, rows tr: Int, prefix: UnsafeRawBufferPointer,
+                             _ body: (_ position: UInt64, _ value: UnsafeRawBufferPointer?) throws -> R) throws -> R? {
+        guard let found = tables[ti].locate(bytes: key, hash: hash),
               let position = tables[ti].withValue(at: found.offset, { $0.count == 8 ? UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) : nil }) else {
             return nil
         }

@@ -1,3 +1,4 @@
+import CPrefetch
 import Foundation
 
 /// An ordered map from byte strings to byte strings in memory, sorted as LMDB sorts keys by
@@ -214,10 +215,71 @@ struct OrderedTable {
 
     /// ``locate(_:)`` for a key lent as bytes; also returns the entry's number (for ``link(_:)``).
     mutating func locate(bytes key: UnsafeRawBufferPointer) -> (entry: Int, offset: Int)? {
-        guard let found = find(key, hash: ByteHashIndex.hash(key)) else { return nil }
+        locate(bytes: key, hash: ByteHashIndex.hash(key))
+    }
+
+    /// ``locate(bytes:)`` with the key's hash (``ByteHashIndex/hash(_:)`` of `key`) computed
+    /// already: the log tools' reading thread hashes each record's `rowIndex` key (``FoldChunk/Upsert``).
+    @inline(__always)
+    mutating func locate(bytes key: UnsafeRawBufferPointer, hash: UInt64) -> (entry: Int, offset: Int)? {
+        assert(hash == ByteHashIndex.hash(key), "OrderedTable.locate: a hash that is not the key's")
+        guard let found = find(key, hash: hash) else { return nil }
         lastFound = found
         let offset = Int(found.payload)
         return (arena.withUnsafeBytes { Self.entry($0, offset) }, offset)
+    }
+
+    // MARK: Prefetching (hints only)
+
+    /// Asks the CPU for the hash slot of a key whose hash is `hash` (``ByteHashIndex/prefetch(hash:)``).
+    /// Mutating only so that a call through ``MemoryTables``'s pointer does not copy the table.
+    @inline(__always)
+    mutating func prefetchSlot(hash: UInt64) { index.prefetch(hash: hash) }
+
+    /// The record a slot with `hash`'s tag names, guessed (``ByteHashIndex/guess(hash:)``): its
+    /// offset, or nil when no slot near the key's home holds the tag. Never out of the arena.
+    @inline(__always)
+    private func guessedRecord(hash: UInt64) -> Int? {
+        guard let payload = index.guess(hash: hash), payload < UInt64(arena.count) else { return nil }
+        return Int(payload)
+    }
+
+    /// Asks the CPU for the first `lines` cache lines of the record at `offset` (a hint: a
+    /// line past the arena's end is allowed, a prefetch never faults).
+    @inline(__always)
+    private func prefetchRecord(at offset: Int, lines: Int) {
+        arena.withUnsafeBytes { a in
+            let start = a.baseAddress.unsafelyUnwrapped + offset
+            for line in 0..<lines { freshet_prefetch(start + line * 64) }
+        }
+    }
+
+    /// Asks the CPU for the record the slot of `hash` names, once that slot is in cache
+    /// (after ``prefetchSlot(hash:)``).
+    @inline(__always)
+    mutating func prefetchRecord(hash: UInt64, lines: Int) {
+        guard let offset = guessedRecord(hash: hash) else { return }
+        prefetchRecord(at: offset, lines: lines)
+    }
+
+    /// The link (``link(_:)``) of the entry whose record the slot of `hash` names, guessed,
+    /// once slot and record are in cache; nil when there is none to follow.
+    @inline(__always)
+    mutating func guessedLink(hash: UInt64) -> Int32? {
+        guard let offset = guessedRecord(hash: hash), offset + Self.header <= arena.count else { return nil }
+        let entry = arena.withUnsafeBytes { Self.entry($0, offset) }
+        guard entry < links.count else { return nil }
+        let link = links[entry]
+        return link >= 0 ? link : nil
+    }
+
+    /// Asks the CPU for the first `lines` cache lines of entry `entry`'s record, if it exists.
+    @inline(__always)
+    mutating func prefetchEntry(_ entry: Int32, lines: Int) {
+        guard Int(entry) < offsets.count else { return }
+        let offset = offsets[Int(entry)]
+        guard offset >= 0 else { return }
+        prefetchRecord(at: offset, lines: lines)
     }
 
     // MARK: Links between tables

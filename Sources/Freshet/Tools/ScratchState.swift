@@ -48,6 +48,12 @@ final class ScratchState {
         }
     }
 
+    /// How many records ahead the fold asks the CPU for each stage of a record's lookup
+    /// (``MemoryTables/prefetchIndexed(stage:index:rows:hash:)``): the hash slot 12 ahead, the
+    /// index entry 6, the linked row 3 (measured: docs/performance.md, "Issue 8 speed round 7
+    /// (fold side)"; 8 ahead for the slot alone gave about the same).
+    static let distances = (12, 6, 3)
+
     private func write(_ chunk: FoldChunk, last: LSN, isolated: Bool) throws -> [StoreProblem] {
         // SyncMarks decoded once and written once per chunk, as the store's writer does per commit.
         let marks = SyncMarkCache()
@@ -60,9 +66,30 @@ final class ScratchState {
         do {
             // Records are read in place from the chunk (not copied out, which retained every
             // field of every record).
+            let index = tables.tableNumber(state.dbs.rowIndex)
+            let rowsTable = tables.tableNumber(state.dbs.rows)
+            let (d0, d1, d2) = Self.distances
+            // Each collection's mark slot, found at its first one-row upsert of the chunk
+            // (``Fold/applyLocalUpsert(_:bytes:record:slot:tables:_:state:in:)``).
+            var slots = [SyncMarkCache.Slot?](repeating: nil, count: chunk.collectionFirstRecords.count)
             try chunk.records.withUnsafeBufferPointer { records in
+              try chunk.upserts.withUnsafeBufferPointer { upserts in
+               try chunk.upsertBytes.withUnsafeBytes { bytes in
+                let n = records.count
                 for i in records.indices {
+                    // The lookups of the records ahead, asked of the CPU in stages
+                    // (``MemoryTables/prefetchIndexed(stage:index:rows:hash:)``).
+                    if i + d0 < n, upserts[i + d0].hash != 0 { tables.prefetchIndexed(stage: 0, index: index, rows: rowsTable, hash: upserts[i + d0].hash) }
+                    if i + d1 < n, upserts[i + d1].hash != 0 { tables.prefetchIndexed(stage: 1, index: index, rows: rowsTable, hash: upserts[i + d1].hash) }
+                    if i + d2 < n, upserts[i + d2].hash != 0 { tables.prefetchIndexed(stage: 2, index: index, rows: rowsTable, hash: upserts[i + d2].hash) }
+                    let record = records.baseAddress.unsafelyUnwrapped + i
                     func apply() throws {
+                        // A one-row local write, prepared by the reading thread.
+                        if upserts[i].collection >= 0 {
+                            try Fold.applyLocalUpsert(upserts[i], bytes: bytes, record: record, slot: &slots[upserts[i].collection],
+                                                      tables: index, rowsTable, state: folding, in: tables)
+                            return
+                        }
                         // The fold and the pending overlay read back only proposals from the log
                         // (a confirmation or rollback finds its proposal by LSN): the scratch log
                         // keeps those and nothing else.
@@ -73,7 +100,7 @@ final class ScratchState {
                             try tables.put(log, key: records[i].lsn.keyBytes, value: chunk.proposals[proposal - 1], append: true)
                         }
                         // Lent in place: passed by value, each record was copied (round 5).
-                        try Fold.apply(lent: records.baseAddress.unsafelyUnwrapped + i, to: folding, in: tables)
+                        try Fold.apply(lent: record, to: folding, in: tables)
                     }
                     if isolated {
                         let saved = marks.checkpoint()
@@ -83,6 +110,8 @@ final class ScratchState {
                         } catch {
                             tables.rollback(to: savepoint)
                             marks.restore(saved)
+                            // A slot is valid until the cache is restored.
+                            for c in slots.indices { slots[c] = nil }
                             let record = records[i]
                             problems.append(StoreProblem(database: "log", collection: record.collection, lsn: record.lsn,
                                                          message: "\(record.kind.name) does not fold: \(StoreError(error, doing: "folding").message)"))
@@ -91,6 +120,8 @@ final class ScratchState {
                         try apply()
                     }
                 }
+               }
+              }
             }
             try marks.flush(into: tables, database: state.dbs.marks)
             try tables.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
