@@ -161,6 +161,13 @@ extension String {
     /// validating initializer, which was 3% of a `replay` (docs/performance.md, W5).
     @inline(__always)
     static func validatingUTF8(_ bytes: UnsafeRawBufferPointer) -> String? {
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Whether every byte of `bytes` is below 0x80, checked 8 bytes at a time.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var i = 0
         var high: UInt64 = 0
         while i + 8 <= bytes.count {
@@ -171,7 +178,6 @@ extension String {
             high |= UInt64(bytes[i])
             i += 1
         }
-        if high & 0x8080_8080_8080_8080 == 0 { return String(decoding: bytes, as: UTF8.self) }
-        return String(validating: bytes, as: UTF8.self)
+        return high & 0x8080_8080_8080_8080 == 0
     }
 }

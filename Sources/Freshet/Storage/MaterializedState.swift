@@ -127,17 +127,7 @@ struct MaterializedState {
         }
         let id = start..<(start + Int(length))
         let bytes = UnsafeRawBufferPointer(rebasing: value[id])
-        var i = 0
-        var high: UInt64 = 0
-        while i + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < bytes.count {
-            high |= UInt64(bytes[i])
-            i += 1
-        }
-        if high & 0x8080_8080_8080_8080 != 0, String(validating: bytes, as: UTF8.self) == nil {
+        if !String.isASCII(bytes), String(validating: bytes, as: UTF8.self) == nil {
             throw StoreError(.corruptRecord, "materialized row: row ID is not UTF-8")
         }
         return id

@@ -26,29 +26,12 @@ extension LogToolTests {
             var checkpoint: CheckpointInfo?
 
             init(_ r: Replay) {
-                lsn = r.lsn
-                time = r.time
-                collections = r.snapshots.map(\.collection)
-                marks = r.snapshots.map(\.syncMark)
-                statuses = r.snapshots.map(\.status)
-                lsns = r.snapshots.map(\.lsn)
-                pendingMutations = r.snapshots.map(\.pendingMutations)
-                rows = r.snapshots.map(\.rows)
-                pending = r.pending
-                problems = r.problems
-                recordCount = r.recordCount
-                checkpoint = r.checkpoint
+                self.init(lsn: r.lsn, time: r.time, snapshots: r.snapshots, rows: r.snapshots.map(\.rows),
+                          pending: r.pending, problems: r.problems, recordCount: r.recordCount, checkpoint: r.checkpoint)
             }
 
             init(_ r: LentReplay) throws {
-                lsn = r.lsn
-                time = r.time
-                collections = r.snapshots.map(\.collection)
-                marks = r.snapshots.map(\.syncMark)
-                statuses = r.snapshots.map(\.status)
-                lsns = r.snapshots.map(\.lsn)
-                pendingMutations = r.snapshots.map(\.pendingMutations)
-                rows = try r.snapshots.map { s in
+                let rows = try r.snapshots.map { s in
                     var lent: [Row] = []
                     try r.forEachRow(of: s) { id, json in
                         lent.append(Row(id: String(decoding: id, as: UTF8.self), json: Data(json)))
@@ -56,10 +39,25 @@ extension LogToolTests {
                     #expect(lent.count == s.rowCount, "\(s.collection)")
                     return lent
                 }
-                pending = r.pending
-                problems = r.problems
-                recordCount = r.recordCount
-                checkpoint = r.checkpoint
+                self.init(lsn: r.lsn, time: r.time, snapshots: r.snapshots, rows: rows,
+                          pending: r.pending, problems: r.problems, recordCount: r.recordCount, checkpoint: r.checkpoint)
+            }
+
+            /// The fields both kinds of replay share, with the rows made by the caller.
+            private init(lsn: LSN, time: Date?, snapshots: [some ShownSnapshot], rows: [[Row]], pending: [PendingMutationInfo],
+                         problems: [StoreProblem], recordCount: Int, checkpoint: CheckpointInfo?) {
+                self.lsn = lsn
+                self.time = time
+                collections = snapshots.map(\.collection)
+                marks = snapshots.map(\.syncMark)
+                statuses = snapshots.map(\.status)
+                lsns = snapshots.map(\.lsn)
+                pendingMutations = snapshots.map(\.pendingMutations)
+                self.rows = rows
+                self.pending = pending
+                self.problems = problems
+                self.recordCount = recordCount
+                self.checkpoint = checkpoint
             }
         }
 
@@ -243,3 +241,15 @@ extension LogToolTests {
         }
     }
 }
+
+/// What ``Snapshot`` and ``LentSnapshot`` both show, besides their rows.
+protocol ShownSnapshot {
+    var collection: String { get }
+    var syncMark: SyncMark? { get }
+    var status: Snapshot.Status { get }
+    var lsn: LSN { get }
+    var pendingMutations: [MutationID] { get }
+}
+
+extension Snapshot: ShownSnapshot {}
+extension LentSnapshot: ShownSnapshot {}
