@@ -1,8 +1,4 @@
 import FreshetLMDB
-import Foundation
-
-// HACK (step 1 of task w7-stamp2, reverted): FRESHET_HACK_NOSTAMP=1 writes a stamp-only mark nowhere.
-private let hackNoStamp = ProcessInfo.processInfo.environment["FRESHET_HACK_NOSTAMP"] == "1"
 
 /// The SyncMarks one group commit has read or changed, kept decoded: during a commit each
 /// collection's mark is decoded at most once, and encoded and written once, when the commit
@@ -26,10 +22,8 @@ final class SyncMarkCache: @unchecked Sendable {
         var mark: SyncMark?
         var dirty: Bool
         let name: String
-        var stampOnly = false
 
         mutating func stamp(lsn: LSN, rowsChanged: Bool) {
-            if !dirty, mark != nil { stampOnly = true }
             if case .none = mark { mark = SyncMark() }
             mark?.lastLSN = lsn
             if rowsChanged { mark?.rowsLSN = lsn }
@@ -111,7 +105,6 @@ final class SyncMarkCache: @unchecked Sendable {
         if let slot = slot(for: collection) {
             contents.pointee.entries[slot.index].mark = mark
             contents.pointee.entries[slot.index].dirty = dirty
-            contents.pointee.entries[slot.index].stampOnly = false
             return
         }
         let index = contents.pointee.entries.count
@@ -159,7 +152,7 @@ final class SyncMarkCache: @unchecked Sendable {
 
     /// Writes every changed mark, once each and in name order (deletes a removed one), and
     /// forgets which changed.
-    func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database, rows: Database? = nil) throws {
+    func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database) throws {
         // In the order of the names' bytes, as the database sorts its keys (a `String`
         // comparison, Unicode's order, was 2% of the W5 replay's folding thread).
         let changed = contents.pointee.nameBytes.withUnsafeBytes { all in
@@ -171,14 +164,7 @@ final class SyncMarkCache: @unchecked Sendable {
         }
         for i in changed {
             let entry = contents.pointee.entries[i]
-            if entry.stampOnly, rows != nil, hackNoStamp {
-                contents.pointee.entries[i].stampOnly = false
-            } else if entry.stampOnly, let rows, let mark = entry.mark {
-                var v = withUnsafeBytes(of: mark.lastLSN.rawValue.bigEndian) { Array($0) }
-                v += withUnsafeBytes(of: mark.rowsLSN.rawValue.bigEndian) { Array($0) }
-                try txn.put(rows, key: contents.pointee.prefixes[i] + [UInt8](repeating: 0xFF, count: 9), value: v, append: false, noOverwrite: false)
-                contents.pointee.entries[i].stampOnly = false
-            } else if let mark = entry.mark {
+            if let mark = entry.mark {
                 try txn.put(database, key: Array(entry.name.utf8), value: mark.encoded())
             } else {
                 _ = try txn.delete(database, key: Array(entry.name.utf8))

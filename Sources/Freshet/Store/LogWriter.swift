@@ -321,7 +321,7 @@ final class LogWriter: Sendable {
                 results.append(.success(jobLast))
                 for entry in batch { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
             }
-            try marks.flush(into: txn, database: state.dbs.marks, rows: state.dbs.rows)
+            try marks.flush(into: txn, database: state.dbs.marks)
             if last != stored {
                 try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
             }
