@@ -15,8 +15,11 @@ protocol BenchStore: AnyObject, Sendable {
     func foldPage(collection: String, path: String, body: [UInt8]) async throws
     /// Folds one fetched detail document (ID `id`) as an upsert into `collection`.
     func foldDocument(collection: String, path: String, body: [UInt8]) async throws
-    /// Setup: replaces each collection's rows with `rows`, all in one transaction.
-    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])]) async throws
+    /// Setup: one log record per batch, all batches in one transaction; `.replace`: the
+    /// batch's rows replace its collection's; `.upsert`: they are upserted one by one (other
+    /// rows stay, an ID not yet there goes after the collection's last row), so a collection
+    /// can arrive as many records (W7's equal data).
+    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])], as placement: LoadPlacement) async throws
     /// The collection's rows in order.
     func rows(_ collection: String) throws -> [(id: String, json: [UInt8])]
     /// How many commits held each number of writes, `[writes: commits]`; nil for an engine
@@ -25,8 +28,19 @@ protocol BenchStore: AnyObject, Sendable {
     func close()
 }
 
+/// How ``BenchStore/load(_:as:)`` puts a batch's rows into its collection.
+enum LoadPlacement: Sendable {
+    case replace
+    case upsert
+}
+
 extension BenchStore {
     var groupSizes: [Int: Int]? { nil }
+
+    /// Setup: replaces each collection's rows with `rows`, all in one transaction.
+    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])]) async throws {
+        try await load(batches, as: .replace)
+    }
 
     func digest(_ collections: [String]) throws -> Digest {
         var d = Digest()

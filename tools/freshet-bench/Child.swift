@@ -59,6 +59,9 @@ struct Sizes: Sendable {
     static let traceW4 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W4_TRACE"] != nil
     /// `FRESHET_BENCH_W1_TRACE=1`: W1 notes how many writes shared each commit (``Workloads/describe(groupSizes:)``).
     static let traceW1 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W1_TRACE"] != nil
+    /// `FRESHET_BENCH_W7_TRACE=1`: W7 notes each store's B-trees with their pages and entries,
+    /// not only their depths (``Workloads/w7Shapes(_:_:)``).
+    static let traceW7 = ProcessInfo.processInfo.environment["FRESHET_BENCH_W7_TRACE"] != nil
     /// `FRESHET_BENCH_REPEAT=N` multiplies W1's writes, W2's and W2b's iterations and W3's rounds, so a
     /// profiler (`perf record` on one `--child` run) sees the timed work, not the start-up.
     static let `repeat`: Int = ProcessInfo.processInfo.environment["FRESHET_BENCH_REPEAT"].flatMap { Int($0) }.map { max(1, $0) } ?? 1

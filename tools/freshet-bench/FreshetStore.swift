@@ -39,10 +39,14 @@ final class FreshetStore: BenchStore {
         try await store.refresh(.document(collection, path: path))
     }
 
-    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])]) async throws {
+    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])], as placement: LoadPlacement) async throws {
+        let placement: Event.Fetched.Placement = switch placement {
+        case .replace: .replace
+        case .upsert: .upsert
+        }
         let events = batches.map { b -> (collection: String, event: Event) in
             let rows = b.rows.map { Row(id: $0.id, json: Data($0.json)) }
-            return (b.collection, .fetched(Event.Fetched(placement: .replace, rows: rows, response: ResponseInfo(url: Self.baseURL + "/" + b.collection, status: 200))))
+            return (b.collection, .fetched(Event.Fetched(placement: placement, rows: rows, response: ResponseInfo(url: Self.baseURL + "/" + b.collection, status: 200))))
         }
         try await store.append(events)
     }

@@ -15,8 +15,9 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
     /// "W7 round 2: layouts measured on the floor" (unset: the layout above, what the benchmark
     /// measures): `mark-in-rows` keeps each collection's mark in `rows` under ``markKey(_:)``,
     /// right after its last position, and never writes `marks`; `writemap` opens the
-    /// environment with `MDB_WRITEMAP`; `equal-rows` is read by W7's prepare (every engine):
-    /// the 10-collection store gets 5,000 rows a collection, as many rows as the other.
+    /// environment with `MDB_WRITEMAP`; `equal-rows` is read by the prepare of W7 as issue 9
+    /// sets it (every engine; not W7 with equal data, whose stores always hold equal rows): the
+    /// 10-collection store gets 5,000 rows a collection, as many rows as the other.
     struct Layout: Sendable {
         var markInRows = false
         var writeMap = false
@@ -337,11 +338,14 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
         }
     }
 
-    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])]) async throws {
+    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])], as placement: LoadPlacement) async throws {
         try await commit { txn in
             for b in batches {
                 let lsn = try self.appendLog(txn, [UInt8(b.rows.count & 0xFF)])
-                try self.replace(txn, collection: b.collection, rows: b.rows.map { (id: $0.id, json: $0.json[...]) })
+                switch placement {
+                case .replace: try self.replace(txn, collection: b.collection, rows: b.rows.map { (id: $0.id, json: $0.json[...]) })
+                case .upsert: for row in b.rows { try self.upsert(txn, prefix: Self.prefix(b.collection), id: row.id, json: row.json) }
+                }
                 try self.mark(txn, b.collection, lsn: lsn)
             }
         }
@@ -406,6 +410,42 @@ final class LMDBStore: BenchStore, @unchecked Sendable {
                 rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)
             }
             return (n, bytes)
+        }
+    }
+
+    /// One named database's B-tree, as `mdb_stat` gives it.
+    struct TreeShape: Sendable {
+        var name: String
+        /// Levels: 1 for a tree that is one leaf (0 for an empty one).
+        var depth: Int
+        var leafPages: Int
+        var overflowPages: Int
+        var entries: Int
+    }
+
+    /// The B-trees `names` of the closed LMDB environment in `directory` (a Freshet store's
+    /// or the floor's), read with `mdb_stat` in a read-only transaction; throws when the
+    /// environment or a name cannot be opened. W7 notes them, so a run shows which trees are
+    /// deeper in one store than in the other.
+    static func shapes(directory: String, names: [String]) throws -> [TreeShape] {
+        var e: OpaquePointer?
+        try check(mdb_env_create(&e), "mdb_env_create")
+        guard let env = e else { throw Failure(description: "mdb_env_create gave no handle") }
+        defer { mdb_env_close(env) }
+        try check(mdb_env_set_mapsize(env, 8 << 30), "mdb_env_set_mapsize")
+        try check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
+        try check(mdb_env_open(env, directory, UInt32(MDB_RDONLY | MDB_NOTLS), 0o644), "mdb_env_open")
+        var t: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &t), "mdb_txn_begin")
+        guard let txn = t else { throw Failure(description: "no transaction") }
+        defer { mdb_txn_abort(txn) }
+        return try names.map { name in
+            var dbi = MDB_dbi()
+            try check(mdb_dbi_open(txn, name, 0, &dbi), "mdb_dbi_open(\(name))")
+            var stat = MDB_stat()
+            try check(mdb_stat(txn, dbi, &stat), "mdb_stat(\(name))")
+            return TreeShape(name: name, depth: Int(stat.ms_depth), leafPages: stat.ms_leaf_pages,
+                             overflowPages: stat.ms_overflow_pages, entries: stat.ms_entries)
         }
     }
 

@@ -63,6 +63,12 @@ struct Case: Sendable {
                 Output(key: "small", label: "W7/10 collections", json: nil, unit: "µs", higherIsBetter: false),
                 Output(key: "large", label: "W7/\(sizes.w7Collections) collections", json: nil, unit: "µs", higherIsBetter: false),
             ]),
+            // W7 with the same rows and log in both stores (docs/performance.md, "W7 round 4").
+            Case(id: "W7-equal", group: "W7", prepare: Engine.allCases, outputs: [
+                Output(key: "value", label: "W7/ratio, equal data", json: nil, unit: "×", higherIsBetter: false),
+                Output(key: "small", label: "W7/10 collections, equal data", json: nil, unit: "µs", higherIsBetter: false),
+                Output(key: "large", label: "W7/\(sizes.w7Collections) collections, equal data", json: nil, unit: "µs", higherIsBetter: false),
+            ]),
         ]
     }
 }

@@ -211,11 +211,14 @@ final class SQLiteStore: BenchStore, @unchecked Sendable {
         }
     }
 
-    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])]) async throws {
+    func load(_ batches: [(collection: String, rows: [(id: String, json: [UInt8])])], as placement: LoadPlacement) async throws {
         try await transaction {
             for b in batches {
                 let lsn = try self.appendLog(b.collection, kind: 1, [UInt8(b.rows.count & 0xFF)])
-                try self.replace(b.collection, rows: b.rows.map { (id: $0.id, json: $0.json[...]) })
+                switch placement {
+                case .replace: try self.replace(b.collection, rows: b.rows.map { (id: $0.id, json: $0.json[...]) })
+                case .upsert: for row in b.rows { try self.upsert(b.collection, id: row.id, json: row.json) }
+                }
                 try self.sync(b.collection, lsn: lsn, fetched: true)
             }
         }

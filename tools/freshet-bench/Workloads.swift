@@ -37,7 +37,7 @@ struct Workloads: Sendable {
     func prepare(_ workload: String) async throws {
         // A reused `--work` directory holds the last run's stores: start from empty ones, or
         // the workloads would add to them (W5 would read 2,000,000 records, not 1,000,000).
-        let suffixes = workload == "W7" ? ["-10", "-\(sizes.w7Collections)"] : [""]
+        let suffixes = workload.hasPrefix("W7") ? ["-10", "-\(sizes.w7Collections)"] : [""]
         for suffix in suffixes { remove(preparedDirectory(workload, suffix)) }
         switch workload {
         case "W3":
@@ -52,6 +52,15 @@ struct Workloads: Sendable {
                 // FRESHET_BENCH_FLOOR_LAYOUT=equal-rows: as many rows at 10 collections as at 5,000.
                 let rowsEach = LMDBStore.Layout.current.equalRows && count == 10 ? sizes.w7Collections * 10 / count : 10
                 try await store.load((0..<count).map { (collection: "c\($0)", rows: inputs.cycledRows(rowsEach)) })
+                store.close()
+            }
+        case "W7-equal":
+            // The same 10 × w7Collections rows, in records of 10, in both stores; only how
+            // many collections they are spread over differs (``equalDataBatches(_:collections:)``).
+            let rows = inputs.cycledRows(sizes.w7Collections * 10)
+            for count in [10, sizes.w7Collections] {
+                let store = try open(preparedDirectory(workload, "-\(count)"), .none)
+                try await store.load(Self.equalDataBatches(rows, collections: count), as: .upsert)
                 store.close()
             }
         default:
@@ -72,7 +81,8 @@ struct Workloads: Sendable {
         case "W4/100": try await w4(observers: 100)
         case "W4/1000": try await w4(observers: 1000)
         case "W5": try await w5()
-        case "W7": try await w7()
+        case "W7": try await w7("W7", digestAll: false)
+        case "W7-equal": try await w7("W7-equal", digestAll: true)
         default: throw BenchError("unknown workload \(workload)")
         }
     }
@@ -479,9 +489,30 @@ struct Workloads: Sendable {
 
     // MARK: W7 — one small write, 5,000 vs 10 collections
 
-    private func w7() async throws -> Child.Result {
-        let small = try open(preparedDirectory("W7", "-10"), .none)
-        let large = try open(preparedDirectory("W7", "-\(sizes.w7Collections)"), .none)
+    /// W7's equal-data shape: `rows` (10 × the larger count) split evenly over `collections`
+    /// collections `c0`, `c1`, … in order, each collection's share in records of 10 rows, one
+    /// collection after another. With 10 collections: 500 records a collection; with 5,000:
+    /// one. Both stores hold the same rows in the same number of records of the same size.
+    static func equalDataBatches(_ rows: [(id: String, json: [UInt8])], collections: Int) -> [(collection: String, rows: [(id: String, json: [UInt8])])] {
+        let each = rows.count / collections
+        return (0..<collections).flatMap { c in
+            stride(from: c * each, to: (c + 1) * each, by: 10).map { start in
+                (collection: "c\(c)", rows: Array(rows[start..<min(start + 10, (c + 1) * each)]))
+            }
+        }
+    }
+
+    /// `workload` is `W7` (10 rows a collection: the 10-collection store holds 100 rows, the
+    /// other 10 × as many as it has collections) or `W7-equal` (both stores hold the same rows
+    /// and log records: ``equalDataBatches(_:collections:)``). Times `w7Writes` writes of a new
+    /// row into `c0` of each store, alternately; `digestAll` checks every collection of both
+    /// stores instead of the 10-collection store's `c0`. Notes each store's B-tree shapes
+    /// after the writes (Freshet and the floor: ``LMDBStore/shapes(directory:names:)``).
+    private func w7(_ workload: String, digestAll: Bool) async throws -> Child.Result {
+        let smallDirectory = preparedDirectory(workload, "-10")
+        let largeDirectory = preparedDirectory(workload, "-\(sizes.w7Collections)")
+        let small = try open(smallDirectory, .none)
+        let large = try open(largeDirectory, .none)
         var result = Child.Result()
         var smallTimes: [Double] = []
         var largeTimes: [Double] = []
@@ -499,11 +530,40 @@ struct Workloads: Sendable {
         result.values["small"] = Measure.median(smallTimes)
         result.values["large"] = Measure.median(largeTimes)
         result.values["value"] = Measure.median(largeTimes) / Measure.median(smallTimes)
-        result.digest = try small.digest(["c0"]).text
+        if digestAll {
+            // Reading every row back takes memory the writes did not: the peak is the writes'.
+            result.peakBytes = Measure.peakRSS()
+            let s = try small.digest((0..<10).map { "c\($0)" })
+            let l = try large.digest((0..<sizes.w7Collections).map { "c\($0)" })
+            result.digest = "\(s.text), \(l.text)"
+        } else {
+            result.digest = try small.digest(["c0"]).text
+        }
         small.close()
         large.close()
-        result.fileBytes = Measure.directoryBytes(preparedDirectory("W7", "-\(sizes.w7Collections)"))
+        result.fileBytes = Measure.directoryBytes(largeDirectory)
+        // The peak as the child would take it on return, before the shapes are read.
+        if result.peakBytes == 0 { result.peakBytes = Measure.peakRSS() }
+        if engine != .sqlite { result.notes.append(try w7Shapes(smallDirectory, largeDirectory)) }
         return result
+    }
+
+    /// W7's note on the two stores' B-trees: `depth log / rows / rowIndex / marks: 10
+    /// collections 3 / 3 / 3 / 1, 5000 collections 3 / 3 / 3 / 2`; with `FRESHET_BENCH_W7_TRACE`
+    /// also each tree's leaf and overflow pages and entries (one line per store, each child's).
+    private func w7Shapes(_ smallDirectory: String, _ largeDirectory: String) throws -> String {
+        let names = ["log", "rows", "rowIndex", "marks"]
+        let stores = try [(10, smallDirectory), (sizes.w7Collections, largeDirectory)].map { count, directory in
+            (count, try LMDBStore.shapes(directory: directory, names: names))
+        }
+        if Sizes.traceW7 {
+            return stores.map { count, trees in
+                "\(count) collections: " + trees.map { "\($0.name) depth \($0.depth) (\($0.leafPages) leaf, \($0.overflowPages) overflow pages, \($0.entries) entries)" }.joined(separator: ", ")
+            }.joined(separator: "; ")
+        }
+        return "depth \(names.joined(separator: " / ")): " + stores.map { count, trees in
+            "\(count) collections " + trees.map { String($0.depth) }.joined(separator: " / ")
+        }.joined(separator: ", ")
     }
 
     private func remove(_ directory: String) {
