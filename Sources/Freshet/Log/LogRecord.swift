@@ -180,6 +180,16 @@ public struct LogRecord: Sendable, Hashable {
     /// go into `ops` (an emptied array to refill, ``FoldChunk/recycledOps()``; taken, so left
     /// empty). The same errors.
     static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op]) throws(StoreError) -> LogRecord {
+        var layout: RowChangesLayout?
+        return try decode(bytes, expectedLSN: expectedLSN, rows: &rows, ops: &ops, layout: &layout)
+    }
+
+    /// The same decoding, `layout` set to where the first op of a `changed` or `localWrite`
+    /// record lies in `bytes` (``RowChangesLayout``), nil for any other record or one the
+    /// one-pass decoder left to the general one (``Event/decodeRowChanges(kind:payload:rows:spare:layout:)``).
+    static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op],
+                       layout: inout RowChangesLayout?) throws(StoreError) -> LogRecord {
+        layout = nil
         // Built only for an error: formatting the LSN for every record was a string
         // allocated and freed per record (docs/performance.md, W5, round 4).
         func at() -> String { expectedLSN.map { "record at LSN \($0)" } ?? "record" }
@@ -228,8 +238,10 @@ public struct LogRecord: Sendable, Hashable {
             // A row change (most of a log) in one pass; anything unusual, and every other
             // kind, through the general decoder.
             let event: Event
-            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops) {
+            var first = RowChangesLayout()
+            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops, layout: &first) {
                 event = changes
+                layout = first
             } else {
                 event = try Event.decode(kind: kind, payload: payload)
             }

@@ -144,10 +144,13 @@ final class LogFolder {
                             // Decoded in place from the transaction's page (no array per record);
                             // the chunk copies the bytes of a proposal only.
                             let record: LogRecord
+                            // Where a row change's first op lies in `value`, for the chunk to copy
+                            // its ID and JSON from (``FoldChunk/append(_:bytes:layout:)``).
+                            var layout: RowChangesLayout?
                             do throws(StoreError) {
                                 // A folded record's ops array refilled (``FoldChunk/recycledOps()``).
                                 var ops = chunk.recycledOps()
-                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops)
+                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops, layout: &layout)
                             } catch {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
@@ -162,7 +165,7 @@ final class LogFolder {
                             }
                             Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                             if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
-                            chunk.append(consume record, bytes: value)
+                            chunk.append(consume record, bytes: value, layout: layout)
                             seen = lsn
                             return true
                         }
