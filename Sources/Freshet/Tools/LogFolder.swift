@@ -109,6 +109,8 @@ final class LogFolder {
         // allocation per row. Records a `visit` sees may be kept (`why`'s timeline), so they
         // get rows of their own, as every decoder outside the log tools' chunks does.
         var rows = visit == nil ? RowJSONBlocks.shared() : .separate
+        // Each collection's name made once, not once per record (``CollectionNames``).
+        var names: CollectionNames? = CollectionNames()
         while !finished {
             do {
                 try store.env.read { txn in
@@ -150,7 +152,7 @@ final class LogFolder {
                             do throws(StoreError) {
                                 // A folded record's ops array refilled (``FoldChunk/recycledOps()``).
                                 var ops = chunk.recycledOps()
-                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops, layout: &layout)
+                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops, layout: &layout, names: &names)
                             } catch {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))

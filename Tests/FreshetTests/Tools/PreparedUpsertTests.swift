@@ -101,7 +101,8 @@ struct PreparedUpsertTests {
                     var rows = RowJSONBlocks.shared()
                     var ops: [Event.RowChanges.Op] = []
                     var layout: RowChangesLayout?
-                    let decoded = try LogRecord.decode(raw, expectedLSN: record.lsn, rows: &rows, ops: &ops, layout: &layout)
+                    var names: CollectionNames?
+                    let decoded = try LogRecord.decode(raw, expectedLSN: record.lsn, rows: &rows, ops: &ops, layout: &layout, names: &names)
                     #expect(decoded == record)
                     #expect((layout != nil) == (record.kind == .localWrite || record.kind == .changed), "LSN \(record.lsn)")
                     fromLayouts.append(decoded, bytes: raw, layout: layout)
