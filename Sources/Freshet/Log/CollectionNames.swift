@@ -11,10 +11,12 @@ import Foundation
 /// compared; then looked up by hash. At most ``limit`` names are kept; others are built per
 /// record, as without this.
 struct CollectionNames {
-    /// The names' UTF-8 bytes, one after the other, and per name where its bytes are, the
-    /// `String`, and the name that followed it last time (-1: none yet).
+    /// The names' UTF-8 bytes, one after the other; per name where its bytes are and the name
+    /// that followed it last time (-1: none yet), and apart (so that reading a name's place
+    /// does not copy, retain and release its `String`) the `String`s.
     private var bytes: [UInt8] = []
-    private var names: [(start: Int, count: Int, name: String, next: Int)] = []
+    private var names: [(start: Int, count: Int, next: Int)] = []
+    private var strings: [String] = []
     private var index = ByteHashIndex()
     /// The name returned last (-1: none, or one not kept).
     private var last = -1
@@ -30,7 +32,7 @@ struct CollectionNames {
             let guess = names[previous].next
             if guess >= 0, holds(guess, raw) {
                 last = guess
-                return names[guess].name
+                return strings[guess]
             }
         }
         let hash = ByteHashIndex.hash(raw)
@@ -45,13 +47,14 @@ struct CollectionNames {
                 return made
             }
             number = names.count
-            names.append((bytes.count, raw.count, made, -1))
+            names.append((bytes.count, raw.count, -1))
+            strings.append(made)
             bytes.append(contentsOf: raw)
             index.insert(UInt64(number), hash: hash)
         }
         if previous >= 0 { names[previous].next = number }
         last = number
-        return names[number].name
+        return strings[number]
     }
 
     /// Whether name `number` is `raw`'s bytes.
