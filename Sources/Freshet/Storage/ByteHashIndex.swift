@@ -63,6 +63,13 @@ struct ByteHashIndex {
             }
             h = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
         }
+        return finish(h)
+    }
+
+    /// The last mixing of ``hash(_:seed:)``: MurmurHash3's 64-bit finalizer.
+    @inline(__always)
+    static func finish(_ mixed: UInt64) -> UInt64 {
+        var h = mixed
         h ^= h >> 33
         h &*= 0xFF51_AFD7_ED55_8CCD
         h ^= h >> 33
