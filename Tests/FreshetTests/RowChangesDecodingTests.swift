@@ -53,6 +53,19 @@ struct RowChangesDecodingTests {
                 m.field(3, data: pikachu.json)
             }
         }),
+        ("a delete with JSON first, its kind repeated: the last one", payload { w in
+            w.field(1) { m in
+                m.field(1, uint: 1)
+                m.field(2, string: "1")
+                m.field(3, data: pikachu.json)
+                m.field(1, uint: 2)
+            }
+            w.field(1) { m in
+                m.field(1, uint: 1)
+                m.field(2, string: "2")
+                m.field(3, data: raichu.json)
+            }
+        }),
         // Tag 1, length 7 written in two bytes (0x87 0x00); the op's kind followed by a byte.
         ("a padded length, a byte after the op's kind", [0x01, 0x87, 0x00, 0x01, 0x02, 0x01, 0xFF, 0x02, 0x01, 0x61]),
     ]
@@ -65,10 +78,36 @@ struct RowChangesDecodingTests {
             for blockSize in [nil, 16, 65_536] {
                 var rows = blockSize.map { RowJSONBlocks.shared(blockSize: $0) } ?? .separate
                 var spare: [Event.RowChanges.Op] = [.delete(id: "left over"), .delete(id: "and another"), .delete(id: "and a third")]
-                let fast = bytes.withUnsafeBytes { Event.decodeRowChanges(kind: kind, payload: ByteReader($0), rows: &rows, spare: &spare) }
+                var layout = RowChangesLayout()
+                let fast = bytes.withUnsafeBytes { Event.decodeRowChanges(kind: kind, payload: ByteReader($0), rows: &rows, spare: &spare, layout: &layout) }
                 #expect(fast == general, "\(name), \(kind), blocks of \(blockSize ?? 0)")
                 #expect(spare.isEmpty)
+                Self.expectLayout(layout, of: general, in: bytes, name)
             }
+        }
+    }
+
+    /// `layout` says where the first op of `event` (a row change decoded from `bytes`) lies.
+    static func expectLayout(_ layout: RowChangesLayout, of event: Event, in bytes: [UInt8], _ name: String) {
+        guard case .localWrite(let changes) = event else {
+            guard case .changed(let changes) = event else { Issue.record("\(name): not a row change"); return }
+            return expectLayout(layout, of: .localWrite(changes), in: bytes, name)
+        }
+        #expect(layout.opCount == changes.ops.count, "\(name)")
+        #expect(layout.hasOrigin == (changes.origin != nil), "\(name)")
+        let id = Array(bytes[layout.idStart..<(layout.idStart + layout.idCount)])
+        let json = Array(bytes[layout.jsonStart..<(layout.jsonStart + layout.jsonCount)])
+        switch changes.ops.first {
+        case .upsert(let row):
+            #expect(layout.firstIsUpsert, "\(name)")
+            #expect(id == Array(row.id.utf8), "\(name)")
+            #expect(json == Array(row.json), "\(name)")
+        case .delete(let deleted):
+            #expect(!layout.firstIsUpsert, "\(name)")
+            #expect(id == Array(deleted.utf8), "\(name)")
+            #expect(json.isEmpty, "\(name)")
+        case nil:
+            #expect(layout.opCount == 0 && layout.idCount == 0 && layout.jsonCount == 0 && !layout.firstIsUpsert, "\(name)")
         }
     }
 
@@ -89,7 +128,8 @@ struct RowChangesDecodingTests {
         let bytes = try #require(Self.refused.first { $0.reason == reason }).bytes
         var rows = RowJSONBlocks.shared()
         var spare: [Event.RowChanges.Op] = []
-        #expect(bytes.withUnsafeBytes { Event.decodeRowChanges(kind: .localWrite, payload: ByteReader($0), rows: &rows, spare: &spare) } == nil)
+        var layout = RowChangesLayout()
+        #expect(bytes.withUnsafeBytes { Event.decodeRowChanges(kind: .localWrite, payload: ByteReader($0), rows: &rows, spare: &spare, layout: &layout) } == nil)
         let error = #expect(throws: FormatError.self) { try bytes.withUnsafeBytes { try Event.decode(kind: .localWrite, payload: ByteReader($0)) } }
         #expect(error?.reason == reason)
         // Through the record decoder, as the log tools meet it: the same message either way.

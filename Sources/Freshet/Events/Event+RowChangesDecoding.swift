@@ -17,7 +17,11 @@ extension Event {
     ///
     /// The ops go into `spare` (a folded record's array, ``FoldChunk/recycledOps()``: its
     /// elements overwritten in order, the ones left over removed), which is left empty.
-    static func decodeRowChanges(kind: EventKind, payload: ByteReader, rows: inout RowJSONBlocks, spare: inout [RowChanges.Op]) -> Event? {
+    ///
+    /// `layout` is set to where the returned event's first op lies in `payload`'s bytes
+    /// (``RowChangesLayout``); left as it is when the result is nil.
+    static func decodeRowChanges(kind: EventKind, payload: ByteReader, rows: inout RowJSONBlocks, spare: inout [RowChanges.Op],
+                                 layout: inout RowChangesLayout) -> Event? {
         let bytes = payload.bytes
         var i = payload.offset
         let end = payload.end
@@ -25,6 +29,7 @@ extension Event {
         swap(&ops, &spare)
         var count = 0
         var origin: PushOrigin?
+        var first = RowChangesLayout()
         while i < end {
             guard let tag = varint(bytes, at: &i, end: end), let length = varint(bytes, at: &i, end: end),
                   length <= UInt64(end - i) else { return nil }
@@ -32,7 +37,9 @@ extension Event {
             defer { i = valueEnd }
             switch tag {
             case 1:
-                guard let op = rowOp(bytes, from: i, end: valueEnd, rows: &rows) else { return nil }
+                var opLayout = RowChangesLayout()
+                guard let op = rowOp(bytes, from: i, end: valueEnd, rows: &rows, layout: &opLayout) else { return nil }
+                if count == 0 { first = opLayout }
                 // Over the spare array's ops; without one, the first op as a one-element
                 // literal: an allocation of its exact size, not `append`'s growth path.
                 if count < ops.count {
@@ -54,13 +61,18 @@ extension Event {
             }
         }
         if count < ops.count { ops.removeSubrange(count...) }
+        first.opCount = count
+        first.hasOrigin = origin != nil
+        layout = first
         let changes = RowChanges(ops, origin: origin)
         return kind == .changed ? .changed(changes) : .localWrite(changes)
     }
 
     /// One row op message (`bytes[start ..< end]`): kind 1 (upsert) with the row's ID and JSON,
-    /// or kind 2 (delete) with the ID; nil as for ``decodeRowChanges(kind:payload:rows:spare:)``.
-    private static func rowOp(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int, rows: inout RowJSONBlocks) -> RowChanges.Op? {
+    /// or kind 2 (delete) with the ID; nil as for ``decodeRowChanges(kind:payload:rows:spare:layout:)``.
+    /// Where its ID and JSON lie, and whether it is an upsert, go into `layout`.
+    private static func rowOp(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int, rows: inout RowJSONBlocks,
+                              layout: inout RowChangesLayout) -> RowChanges.Op? {
         var i = start
         var op: UInt64 = 0
         var id: String?
@@ -79,8 +91,12 @@ extension Event {
             case 2:
                 guard let s = String.validatingUTF8(value) else { return nil }
                 id = s
+                layout.idStart = i
+                layout.idCount = value.count
             case 3:
                 json = value
+                layout.jsonStart = i
+                layout.jsonCount = value.count
             default:
                 break
             }
@@ -88,8 +104,13 @@ extension Event {
         }
         guard let id else { return nil }
         switch op {
-        case 1: return .upsert(Row(id: id, json: json.map { rows.data($0) } ?? Data()))
-        case 2: return .delete(id: id)
+        case 1:
+            layout.firstIsUpsert = true
+            return .upsert(Row(id: id, json: json.map { rows.data($0) } ?? Data()))
+        case 2:
+            // A delete's JSON field, if any, is not part of the op.
+            layout.jsonCount = 0
+            return .delete(id: id)
         default: return nil
         }
     }
@@ -115,4 +136,26 @@ extension Event {
         }
         return nil
     }
+}
+
+/// Where the first op of a row change (``Event/decodeRowChanges(kind:payload:rows:spare:layout:)``)
+/// lies in the bytes it was decoded from: offsets from the first byte of the buffer the
+/// payload is in (for a log record, the record's own bytes), counts in bytes. The log tools'
+/// reading thread copies the op's ID and JSON from there (``FoldChunk/append(_:bytes:layout:)``)
+/// instead of reaching them through the decoded `String` and `Data` (docs/performance.md,
+/// "Issue 8 speed round 8 (reading side)").
+struct RowChangesLayout {
+    /// The number of ops; 0 for none (the other fields are then 0 and false).
+    var opCount = 0
+    /// Whether the change has a push origin.
+    var hasOrigin = false
+    /// Whether the first op is an upsert (else a delete).
+    var firstIsUpsert = false
+    /// The first op's ID: its UTF-8 bytes, exactly the decoded `String`'s.
+    var idStart = 0
+    var idCount = 0
+    /// The first op's JSON (an upsert's; a delete's count is 0): exactly the decoded row's
+    /// `json`, 0 bytes when the op has none.
+    var jsonStart = 0
+    var jsonCount = 0
 }

@@ -180,6 +180,18 @@ public struct LogRecord: Sendable, Hashable {
     /// go into `ops` (an emptied array to refill, ``FoldChunk/recycledOps()``; taken, so left
     /// empty). The same errors.
     static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op]) throws(StoreError) -> LogRecord {
+        var layout: RowChangesLayout?
+        var names: CollectionNames?
+        return try decode(bytes, expectedLSN: expectedLSN, rows: &rows, ops: &ops, layout: &layout, names: &names)
+    }
+
+    /// The same decoding, `layout` set to where the first op of a `changed` or `localWrite`
+    /// record lies in `bytes` (``RowChangesLayout``), nil for any other record or one the
+    /// one-pass decoder left to the general one (``Event/decodeRowChanges(kind:payload:rows:spare:layout:)``);
+    /// the collection's name taken from `names` (``CollectionNames``) unless it is nil.
+    static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op],
+                       layout: inout RowChangesLayout?, names: inout CollectionNames?) throws(StoreError) -> LogRecord {
+        layout = nil
         // Built only for an error: formatting the LSN for every record was a string
         // allocated and freed per record (docs/performance.md, W5, round 4).
         func at() -> String { expectedLSN.map { "record at LSN \($0)" } ?? "record" }
@@ -217,7 +229,8 @@ public struct LogRecord: Sendable, Hashable {
         let nameLength = Int(load(UInt16.self, at: 20))
         var r = ByteReader(bytes, from: 22, end: body.count)
         do {
-            guard let collection = String.validatingUTF8(try r.bytes(nameLength, "collection")) else {
+            let nameBytes = try r.bytes(nameLength, "collection")
+            guard let collection = names != nil ? names!.name(nameBytes) : String.validatingUTF8(nameBytes) else {
                 throw StoreError(.corruptRecord, "\(at()) has a collection name that is not UTF-8", lsn: lsn)
             }
             let payloadLength = Int(try r.u32("payload length"))
@@ -228,8 +241,10 @@ public struct LogRecord: Sendable, Hashable {
             // A row change (most of a log) in one pass; anything unusual, and every other
             // kind, through the general decoder.
             let event: Event
-            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops) {
+            var first = RowChangesLayout()
+            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops, layout: &first) {
                 event = changes
+                layout = first
             } else {
                 event = try Event.decode(kind: kind, payload: payload)
             }

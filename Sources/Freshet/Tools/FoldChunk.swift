@@ -1,3 +1,5 @@
+import Foundation
+
 /// Records read from the log in one read transaction, decoded and ready to fold as one change
 /// set (``ScratchState/fold(_:)``), with the problems found while reading them.
 ///
@@ -12,15 +14,25 @@ struct FoldChunk: Sendable {
     private(set) var proposals: [[UInt8]] = []
     /// Per record, what the reading thread prepared for its fold (``Upsert``), in the same order.
     private(set) var upserts: [Upsert] = []
-    /// The bytes ``Upsert``s point into: per prepared record its `rowIndex` key, then (a one-row
-    /// upsert's) the row as `rows` stores it.
-    private(set) var upsertBytes: [UInt8] = []
+    /// The bytes ``Upsert``s point into: per one-row upsert its `rowIndex` key, then the row as
+    /// `rows` stores it. A slice from index 0 of ``upsertStorage``.
+    var upsertBytes: ArraySlice<UInt8> { upsertStorage[..<upsertCount] }
+    /// ``upsertBytes`` and spare room after them: its bytes from `upsertCount` on are scratch
+    /// (zeros or an earlier chunk's), written through a pointer before they are counted, so
+    /// a record's bytes cost one room check (``reserveUpsertBytes(_:)``), not an `append` each.
+    private var upsertStorage: [UInt8] = []
+    private var upsertCount = 0
     /// The collections of the one-row upserts, numbered in order of first appearance
     /// (``Upsert/collection``): each one's first record (for its name) and where its key prefix
     /// is in ``upsertBytes``, and a hash index over the prefixes.
     private(set) var collectionFirstRecords: [Int] = []
     private var collectionPrefixes: [(start: Int, count: Int)] = []
     private var collectionIndex = ByteHashIndex()
+    /// The number of the last one-row upsert's collection (-1: none yet), and per collection
+    /// number the collection of the one-row upsert that followed its last one (-1: none yet):
+    /// the guess ``collectionNumber(prefixAt:count:record:)`` checks before the hash lookup.
+    private var lastCollection = -1
+    private var collectionSuccessors: [Int] = []
 
     /// What the reading thread derives from a row change for its fold, where the record's bytes
     /// are at hand (docs/performance.md, "Issue 8 speed round 7 (fold side)"):
@@ -32,7 +44,7 @@ struct FoldChunk: Sendable {
     ///   `keyCount` bytes, of which the first `prefixCount` are ``Keys/collection(_:)``), followed by
     ///   the row as ``MaterializedState/encodeRow(_:)`` encodes it (`rowCount` bytes), and the
     ///   collection's number in the chunk (`collection`; -1: fold the record the general way).
-    struct Upsert {
+    struct Upsert: Equatable {
         var hash: UInt64 = 0
         var start = 0
         var keyCount = 0
@@ -76,10 +88,12 @@ struct FoldChunk: Sendable {
         nextRecycled = 0
         proposals.removeAll(keepingCapacity: true)
         upserts.removeAll(keepingCapacity: true)
-        upsertBytes.removeAll(keepingCapacity: true)
+        upsertCount = 0
         collectionFirstRecords.removeAll(keepingCapacity: true)
         collectionPrefixes.removeAll(keepingCapacity: true)
         collectionIndex = ByteHashIndex()
+        collectionSuccessors.removeAll(keepingCapacity: true)
+        lastCollection = -1
         problems.removeAll(keepingCapacity: true)
     }
 
@@ -111,17 +125,24 @@ struct FoldChunk: Sendable {
     }
 
     /// Adds `record` (moved in, not copied), keeping a copy of `bytes` (its encoding, lent by
-    /// the read transaction) only for a proposal.
+    /// the read transaction) only for a proposal; its ``Upsert`` prepared from its event.
     mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer) {
-        if case .mutationProposed = record.event { proposals.append(Array(bytes)) }
+        if record.kind == .mutationProposed { proposals.append(Array(bytes)) }
         upserts.append(prepare(record, bytes: bytes))
         records.append(record)
     }
 
-    /// The ``Upsert`` of `record` (the one about to be appended), whose encoding is `bytes`: its
-    /// key and row appended to ``upsertBytes``. The prefix (``Keys/collection(_:)``: the name's
-    /// length in 2 bytes, big-endian, then the name) is bytes 20 ..< 22 + n of the record as it
-    /// lies (docs/log-format.md), so only the ID and the JSON are copied.
+    /// Adds `record` as ``append(_:bytes:)`` does, its ``Upsert`` prepared from `layout`: where
+    /// the decoder found its first op in `bytes` (``LogRecord/decode(_:expectedLSN:rows:ops:layout:)``;
+    /// nil: from the event). The same ``Upsert`` and bytes, without reaching the event's `String`
+    /// and `Data` (docs/performance.md, "Issue 8 speed round 8 (reading side)").
+    mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer, layout: RowChangesLayout?) {
+        guard let layout else { return append(record, bytes: bytes) }
+        upserts.append(prepare(layout, bytes: bytes))
+        records.append(record)
+    }
+
+    /// The ``Upsert`` of `record` (the one about to be appended), whose encoding is `bytes`.
     private mutating func prepare(_ record: borrowing LogRecord, bytes: UnsafeRawBufferPointer) -> Upsert {
         let changes: Event.RowChanges
         switch record.event {
@@ -137,57 +158,127 @@ struct FoldChunk: Sendable {
         case .delete(let deleted): id = deleted
         case nil: return Upsert()
         }
+        var utf8 = id
+        return utf8.withUTF8 { id in
+            // The fold's own fast path takes what ``Fold/apply(lent:to:in:)`` folds through
+            // ``Fold/upsert(_:state:prefix:in:)`` alone: a local write (or a change without a push
+            // origin) of exactly one upserted row.
+            if let row, changes.origin == nil, changes.ops.count == 1, row.json.count <= Self.preparedRowLimit {
+                return row.json.withUnsafeBytes { json in put(bytes, id: UnsafeRawBufferPointer(id), json: json) }
+            }
+            return put(bytes, id: UnsafeRawBufferPointer(id), json: nil)
+        }
+    }
+
+    /// The ``Upsert`` of the row change (about to be appended) whose encoding is `bytes` and
+    /// whose first op is where `layout` says.
+    private mutating func prepare(_ layout: RowChangesLayout, bytes: UnsafeRawBufferPointer) -> Upsert {
+        guard layout.opCount > 0 else { return Upsert() }
+        let id = UnsafeRawBufferPointer(rebasing: bytes[layout.idStart..<(layout.idStart + layout.idCount)])
+        // As in ``prepare(_:bytes:)``.
+        guard layout.firstIsUpsert, !layout.hasOrigin, layout.opCount == 1, layout.jsonCount <= Self.preparedRowLimit else {
+            return put(bytes, id: id, json: nil)
+        }
+        return put(bytes, id: id, json: UnsafeRawBufferPointer(rebasing: bytes[layout.jsonStart..<(layout.jsonStart + layout.jsonCount)]))
+    }
+
+    /// The ``Upsert`` of a row change whose encoding is `bytes`, whose first op's ID is `id`
+    /// and, when it is a one-row upsert to prepare, whose row's JSON is `json` (nil: only the
+    /// key's hash is kept). The key is the prefix (``Keys/collection(_:)``: the name's length in
+    /// 2 bytes, big-endian, then the name), which is bytes 20 ..< 22 + n of the record as it lies
+    /// (docs/log-format.md), then the ID; the row is the ID's length as a varint
+    /// (`ByteWriter.varint`), the ID, the JSON (``MaterializedState/encodeRow(_:)``). Both are
+    /// written into ``upsertStorage`` after one room check; counted only for a one-row upsert.
+    private mutating func put(_ bytes: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, json: UnsafeRawBufferPointer?) -> Upsert {
         guard bytes.count >= 22 else { return Upsert() }
         let end = 22 + (Int(bytes[20]) << 8 | Int(bytes[21]))
         guard bytes.count >= end else { return Upsert() }
         let prefix = UnsafeRawBufferPointer(rebasing: bytes[20..<end])
-        var u = Upsert()
-        u.start = upsertBytes.count
-        u.prefixCount = prefix.count
-        upsertBytes.append(contentsOf: prefix)
-        var utf8 = id
-        utf8.withUTF8 { upsertBytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
-        u.keyCount = upsertBytes.count - u.start
-        u.hash = upsertBytes.withUnsafeBytes { ByteHashIndex.hash(UnsafeRawBufferPointer(rebasing: $0[u.start..<(u.start + u.keyCount)])) }
-        // The fold's own fast path takes what ``Fold/apply(lent:to:in:)`` folds through
-        // ``Fold/upsert(_:state:prefix:in:)`` alone: a local write (or a change without a push
-        // origin) of exactly one upserted row.
-        guard let row, changes.origin == nil, changes.ops.count == 1, row.json.count <= Self.preparedRowLimit else {
-            upsertBytes.removeSubrange(u.start...)
-            return Upsert(hash: u.hash)
+        let keyCount = prefix.count + id.count
+        var varintCount = 1
+        while id.count >> (7 * varintCount) != 0 { varintCount += 1 }
+        let total = json.map { keyCount + varintCount + id.count + $0.count } ?? keyCount
+        reserveUpsertBytes(total)
+        let start = upsertCount
+        // Plain pointer arithmetic: slicing a buffer per part checked its bounds each time.
+        let hash = upsertStorage.withUnsafeMutableBytes { all in
+            let key = all.baseAddress.unsafelyUnwrapped + start
+            key.copyMemory(from: prefix.baseAddress.unsafelyUnwrapped, byteCount: prefix.count)
+            if let base = id.baseAddress { (key + prefix.count).copyMemory(from: base, byteCount: id.count) }
+            if let json {
+                var at = key + keyCount
+                var v = UInt(id.count)
+                while v >= 0x80 {
+                    at.storeBytes(of: UInt8(truncatingIfNeeded: v & 0x7F) | 0x80, as: UInt8.self)
+                    v >>= 7
+                    at += 1
+                }
+                at.storeBytes(of: UInt8(truncatingIfNeeded: v), as: UInt8.self)
+                at += 1
+                if let base = id.baseAddress { at.copyMemory(from: base, byteCount: id.count) }
+                if let base = json.baseAddress { (at + id.count).copyMemory(from: base, byteCount: json.count) }
+            }
+            return ByteHashIndex.hash(UnsafeRawBufferPointer(start: key, count: keyCount))
         }
-        // The row as `rows` stores it: the ID's length as a varint (ByteWriter.varint), the ID, the JSON.
-        var v = UInt64(u.keyCount - u.prefixCount)
-        while v >= 0x80 {
-            upsertBytes.append(UInt8(truncatingIfNeeded: v & 0x7F) | 0x80)
-            v >>= 7
+        guard json != nil else { return Upsert(hash: hash) }
+        upsertCount += total
+        let collection = collectionNumber(prefixAt: start, count: prefix.count, record: records.count)
+        return Upsert(hash: hash, start: start, keyCount: keyCount, prefixCount: prefix.count, rowCount: total - keyCount, collection: collection)
+    }
+
+    /// Makes room for `count` more bytes after ``upsertBytes`` in ``upsertStorage``, at least
+    /// doubling it when it grows (zero-filled: `repeatElement` appended a byte at a time).
+    private mutating func reserveUpsertBytes(_ count: Int) {
+        let needed = upsertCount + count
+        guard needed > upsertStorage.count else { return }
+        var grown = [UInt8](repeating: 0, count: max(needed, 2 * upsertStorage.count, 4096))
+        let used = upsertCount
+        grown.withUnsafeMutableBytes { to in
+            upsertStorage.withUnsafeBytes { from in
+                if used > 0 { to.baseAddress.unsafelyUnwrapped.copyMemory(from: from.baseAddress.unsafelyUnwrapped, byteCount: used) }
+            }
         }
-        upsertBytes.append(UInt8(truncatingIfNeeded: v))
-        utf8.withUTF8 { upsertBytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
-        row.json.withUnsafeBytes { upsertBytes.append(contentsOf: $0) }
-        u.rowCount = upsertBytes.count - u.start - u.keyCount
-        u.collection = collectionNumber(prefixAt: u.start, count: u.prefixCount, record: records.count)
-        return u
+        upsertStorage = grown
     }
 
     /// The number of the collection whose key prefix is ``upsertBytes``[`start` ..< `start + count`]
     /// among this chunk's, numbered anew when it is the first.
+    ///
+    /// First guessed: the collection that followed the last one's collection the time before
+    /// (``collectionSuccessors``) — the same one in a run of one collection's records, the next
+    /// one when collections take turns (W5 writes its 100 in rotation) — and compared; the hash
+    /// index over the prefixes only when the guess is wrong.
     private mutating func collectionNumber(prefixAt start: Int, count: Int, record: Int) -> Int {
-        let found = upsertBytes.withUnsafeBytes { all -> Int? in
-            let prefix = UnsafeRawBufferPointer(rebasing: all[start..<(start + count)])
+        let last = lastCollection
+        let guess = last >= 0 ? collectionSuccessors[last] : -1
+        let found = upsertStorage.withUnsafeBytes { all -> Int? in
+            let base = all.baseAddress.unsafelyUnwrapped
+            if guess >= 0 {
+                let known = collectionPrefixes[guess]
+                if known.count == count, memcmp(base + known.start, base + start, count) == 0 { return guess }
+            }
+            let prefix = UnsafeRawBufferPointer(start: base + start, count: count)
             let hash = ByteHashIndex.hash(prefix)
             if let found = collectionIndex.find(hash: hash, matches: { payload in
                 let known = collectionPrefixes[Int(payload)]
-                return known.count == count && OrderedTable.compare(UnsafeRawBufferPointer(rebasing: all[known.start..<(known.start + known.count)]), prefix) == 0
+                return known.count == count && memcmp(base + known.start, base + start, count) == 0
             }) {
                 return Int(found.payload)
             }
             collectionIndex.insert(UInt64(collectionPrefixes.count), hash: hash)
             return nil
         }
-        if let found { return found }
-        collectionPrefixes.append((start, count))
-        collectionFirstRecords.append(record)
-        return collectionPrefixes.count - 1
+        let number: Int
+        if let found {
+            number = found
+        } else {
+            collectionPrefixes.append((start, count))
+            collectionFirstRecords.append(record)
+            collectionSuccessors.append(-1)
+            number = collectionPrefixes.count - 1
+        }
+        if last >= 0, guess != number { collectionSuccessors[last] = number }
+        lastCollection = number
+        return number
     }
 }

@@ -109,6 +109,8 @@ final class LogFolder {
         // allocation per row. Records a `visit` sees may be kept (`why`'s timeline), so they
         // get rows of their own, as every decoder outside the log tools' chunks does.
         var rows = visit == nil ? RowJSONBlocks.shared() : .separate
+        // Each collection's name made once, not once per record (``CollectionNames``).
+        var names: CollectionNames? = CollectionNames()
         while !finished {
             do {
                 try store.env.read { txn in
@@ -144,10 +146,13 @@ final class LogFolder {
                             // Decoded in place from the transaction's page (no array per record);
                             // the chunk copies the bytes of a proposal only.
                             let record: LogRecord
+                            // Where a row change's first op lies in `value`, for the chunk to copy
+                            // its ID and JSON from (``FoldChunk/append(_:bytes:layout:)``).
+                            var layout: RowChangesLayout?
                             do throws(StoreError) {
                                 // A folded record's ops array refilled (``FoldChunk/recycledOps()``).
                                 var ops = chunk.recycledOps()
-                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops)
+                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops, layout: &layout, names: &names)
                             } catch {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))
@@ -162,7 +167,7 @@ final class LogFolder {
                             }
                             Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                             if let p = record.event.readPolicy { recordedPolicies[record.collection] = (lsn, p) }
-                            chunk.append(consume record, bytes: value)
+                            chunk.append(consume record, bytes: value, layout: layout)
                             seen = lsn
                             return true
                         }

@@ -147,6 +147,41 @@ struct MemoryTablesTests {
         }
     }
 
+    @Test("the key hash reads the last bytes of a key as the byte-at-a-time reading does, for keys of 0 to 40 bytes at any offset")
+    func hashTail() {
+        // The hash as it was before round 8 (reading side): words and tail gathered a byte at a
+        // time (the finalizer is the same).
+        func reference(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
+            let n = bytes.count
+            var h = seed ^ (UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
+            var i = 0
+            while i + 8 <= n {
+                var w: UInt64 = 0
+                for k in 0..<8 { w |= UInt64(bytes[i + k]) << (8 * UInt64(k)) }
+                h = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
+                h ^= h >> 32
+                i += 8
+            }
+            if i < n {
+                var w: UInt64 = 0
+                for k in i..<n { w |= UInt64(bytes[k]) << (8 * UInt64(k - i)) }
+                h = (h ^ w) &* 0x9E37_79B9_7F4A_7C15
+            }
+            return ByteHashIndex.finish(h)
+        }
+        var g = DamagedFileTests.SplitMix(state: 12)
+        let buffer = (0..<64).map { _ in UInt8.random(in: 0...255, using: &g) }
+        for seed: UInt64 in [0, 0x0123_4567_89AB_CDEF, .max] {
+            for count in 0...40 {
+                for offset in [0, 1, 7, 64 - count] {
+                    let key = Array(buffer[offset..<(offset + count)])
+                    let got = buffer.withUnsafeBytes { ByteHashIndex.hash(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)]), seed: seed) }
+                    #expect(got == reference(key, seed: seed), "\(count) bytes at \(offset), seed \(seed)")
+                }
+            }
+        }
+    }
+
     @Test("a value replaced by one of the same length is overwritten in place; one of another length moves to a new record of the arena")
     func arenaReplacement() {
         var table = OrderedTable()

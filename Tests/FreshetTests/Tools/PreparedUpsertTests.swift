@@ -73,4 +73,66 @@ struct PreparedUpsertTests {
             #expect(scratch.tables.count(dbs.rowIndex) == 5)
         }
     }
+
+    /// Round 8's cases beside ``records()``: an ID of multi-byte UTF-8, an ID of 200 bytes (its
+    /// length a 2-byte varint), a row at exactly the size limit, an empty ID and JSON, a two-op
+    /// write whose first op is a delete, collections alternating.
+    static func moreRecords() -> [LogRecord] {
+        let t = Date(timeIntervalSince1970: 1_700_000_100)
+        let events: [(String, Event)] = [
+            ("pokémon", .localWrite(.init([.upsert(row("ピカチュウ-é", #"{"n":"é"}"#))]))),
+            ("a", .localWrite(.init([.upsert(row(String(repeating: "i", count: 200), #"{"n":1}"#))]))),
+            ("pokémon", .localWrite(.init([.upsert(row("1", String(repeating: "x", count: FoldChunk.preparedRowLimit)))]))),
+            ("b", .localWrite(.init([.upsert(row("", ""))]))),
+            ("a", .localWrite(.init([.delete(id: "2"), .upsert(row("3", "{}"))]))),
+            ("b", .changed(.init([.upsert(row("1", #"{"n":5}"#))]))),
+        ]
+        return events.enumerated().map { i, e in LogRecord(lsn: LSN(UInt64(i + 100)), timestamp: t, collection: e.0, event: e.1) }
+    }
+
+    @Test("prepared from where the decoder found the first op: the same upserts and bytes as from the event, a chunk emptied and refilled")
+    func fromLayout() throws {
+        var fromEvents = FoldChunk(capacity: 16)
+        var fromLayouts = FoldChunk(capacity: 16)
+        for round in 0..<2 {
+            for record in Self.records() + Self.moreRecords() {
+                let bytes = record.encoded()
+                try bytes.withUnsafeBytes { raw in
+                    var rows = RowJSONBlocks.shared()
+                    var ops: [Event.RowChanges.Op] = []
+                    var layout: RowChangesLayout?
+                    var names: CollectionNames?
+                    let decoded = try LogRecord.decode(raw, expectedLSN: record.lsn, rows: &rows, ops: &ops, layout: &layout, names: &names)
+                    #expect(decoded == record)
+                    #expect((layout != nil) == (record.kind == .localWrite || record.kind == .changed), "LSN \(record.lsn)")
+                    fromLayouts.append(decoded, bytes: raw, layout: layout)
+                    fromEvents.append(record, bytes: raw)
+                }
+            }
+            #expect(fromLayouts.upserts == fromEvents.upserts, "round \(round)")
+            #expect(Array(fromLayouts.upsertBytes) == Array(fromEvents.upsertBytes), "round \(round)")
+            #expect(fromLayouts.collectionFirstRecords == fromEvents.collectionFirstRecords, "round \(round)")
+            #expect(fromLayouts.upserts.map(\.collection) == [0, 1, 0, 0, 0, 0, -1, -1, -1, -1, -1, 1, 2, 0, 2, 1, -1, 1], "round \(round)")
+            #expect(fromLayouts.collectionFirstRecords == [0, 1, 12], "round \(round)")
+            // The 200-byte ID: its row starts with its length in two varint bytes (200 = 0xC8 0x01).
+            let long = fromLayouts.upserts[13]
+            let rowStart = long.start + long.keyCount
+            #expect(Array(fromLayouts.upsertBytes[long.start..<rowStart]) == Keys.index(Keys.collection("a"), id: String(repeating: "i", count: 200)))
+            #expect(Array(fromLayouts.upsertBytes[rowStart..<(rowStart + long.rowCount)])
+                == MaterializedState.encodeRow(Self.row(String(repeating: "i", count: 200), #"{"n":1}"#)))
+            #expect(Array(fromLayouts.upsertBytes[rowStart..<(rowStart + 2)]) == [0xC8, 0x01])
+            // The multi-byte ID's key and row, and the row at the limit's length.
+            let utf8 = fromLayouts.upserts[12]
+            #expect(Array(fromLayouts.upsertBytes[utf8.start..<(utf8.start + utf8.keyCount)]) == Keys.index(Keys.collection("pokémon"), id: "ピカチュウ-é"))
+            #expect(utf8.prefixCount == 2 + "pokémon".utf8.count)
+            #expect(fromLayouts.upserts[14].rowCount == 1 + 1 + FoldChunk.preparedRowLimit)
+            // The empty ID and JSON: key is the prefix alone, row the varint 0.
+            #expect(fromLayouts.upserts[15].keyCount == 3 && fromLayouts.upserts[15].rowCount == 1)
+            // The delete first: only its key's hash.
+            #expect(fromLayouts.upserts[16] == FoldChunk.Upsert(hash: Keys.index(Keys.collection("a"), id: "2").withUnsafeBytes { ByteHashIndex.hash($0) }))
+            fromEvents.removeAll()
+            fromLayouts.removeAll()
+            #expect(fromLayouts.upsertBytes.isEmpty && fromLayouts.collectionFirstRecords.isEmpty)
+        }
+    }
 }
