@@ -44,6 +44,8 @@ final class SharedKeyLookups: @unchecked Sendable {
     struct Share {
         var problems: [(entry: Int, problem: StoreProblem)] = []
         var blocks = 0
+        /// Keys looked up (`mdb_get`).
+        var lookups = 0
         /// False when the helper's transaction read another snapshot (it then looked nothing up).
         var sameSnapshot = true
     }
@@ -89,7 +91,9 @@ final class SharedKeyLookups: @unchecked Sendable {
         let own: Result<Share, any Error> = Result { try lookUp(in: txn) }
         if case .success(let share) = own { hooks.callerLookupsDone(share.blocks) }
         let helper = waitForHelper()
-        var all = try own.get().problems + helper.get().problems
+        let (mine, theirs) = (try own.get(), try helper.get())
+        hooks.lookedUp(name, mine.lookups + theirs.lookups)
+        var all = mine.problems + theirs.problems
         all.sort { $0.entry < $1.entry }
         return all.map(\.problem)
     }
@@ -121,6 +125,7 @@ final class SharedKeyLookups: @unchecked Sendable {
                 }
                 guard entry >= block * blockSize else { continue }
                 if entry == block * blockSize { share.blocks += 1 }
+                share.lookups += 1
                 let problem = try cursor.withEntry { key, value in
                     try Store.lookUpProblem(key: key, value: value, in: txn, db: db, name: name, namer: namer)
                 }
@@ -131,8 +136,17 @@ final class SharedKeyLookups: @unchecked Sendable {
     }
 }
 
-/// Test seams of `verify`'s two lookup threads (``SharedKeyLookups``); the defaults do nothing.
+/// Test seams of `verify`'s key-order checks and lookups (``SharedKeyLookups`` for the log's);
+/// the defaults do nothing.
 struct VerifyHooks: Sendable {
+    /// False: no tree is checked for its key order, and every database's keys are looked up
+    /// (the path of a database whose check fails).
+    var checksKeyOrder = true
+    /// A database's tree was checked (``DataFile/Snapshot/checkKeyOrder(of:in:)``): nil when it
+    /// passed (its keys are not looked up), else why it did not.
+    var keyOrderChecked: @Sendable (_ database: String, _ refusal: DataFileDamage?) -> Void = { _, _ in }
+    /// A database's keys were looked up: this many `mdb_get` lookups (both threads' for the log).
+    var lookedUp: @Sendable (_ database: String, _ lookups: Int) -> Void = { _, _ in }
     /// Runs on the helper thread before it begins its read transaction: a test commits a write
     /// here to make the snapshots differ, or waits to let the caller claim every block.
     var beforeHelperTransaction: @Sendable () -> Void = {}

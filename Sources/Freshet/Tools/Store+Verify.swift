@@ -44,21 +44,28 @@ extension Store {
             try folder.run(to: .end, unchunkedAfter: startLSN, atEnd: { txn in
                 let dbs = self.state.dbs
                 let namer = try Self.namer(folder.scratch)
-                // The log's lookups start on a second thread at once; this one compares, looks
-                // up the other databases' keys, then takes the log's blocks still unclaimed.
-                let logLookups = SharedKeyLookups(db: dbs.log, name: "log", namer: namer, blockSize: lookupBlock, hooks: hooks)
-                logLookups.startHelper(env: self.env, snapshotID: txn.snapshotID)
+                // Each database's tree is checked for LMDB's search to find every key; only a
+                // database whose check fails has its keys looked up.
+                let trees = hooks.checksKeyOrder ? Self.trees(of: txn, in: self.env) : nil
+                // The log's lookups, if any, start on a second thread at once; this one
+                // compares, looks up the other databases' keys, then takes the log's blocks
+                // still unclaimed.
+                let logLookups = Self.needsLookups("log", dbs.log, trees, in: txn, hooks: hooks)
+                    ? SharedKeyLookups(db: dbs.log, name: "log", namer: namer, blockSize: lookupBlock, hooks: hooks) : nil
+                logLookups?.startHelper(env: self.env, snapshotID: txn.snapshotID)
                 let rest: Result<([StoreProblem], Int, [StoreProblem]), any Error> = Result {
                     let (differences, count) = try Self.compare(source: txn, dbs: dbs, scratch: folder.scratch, namer: namer)
-                    let others = try Self.lookUpEveryKey(source: txn, databases: Self.materialized(dbs), namer: namer)
+                    let unproven = Self.materialized(dbs).filter { Self.needsLookups($0.0, $0.1, trees, in: txn, hooks: hooks) }
+                    let others = try Self.lookUpEveryKey(source: txn, databases: unproven, namer: namer, hooks: hooks)
                     return (differences, count, others)
                 }
                 // On failure the helper is waited for before the error leaves: it reads the store.
-                if case .failure = rest { _ = logLookups.waitForHelper() }
+                if case .failure = rest { _ = logLookups?.waitForHelper() }
                 let (differences, count, others) = try rest.get()
                 // Problems in the order one thread finds them: the comparison, then the
-                // lookups database by database, the log first.
-                problems = differences + (try logLookups.finish(lookingUpIn: txn)) + others
+                // lookups database by database, the log first. A database whose tree passed
+                // its check has none: every lookup would have found its entry.
+                problems = differences + (try logLookups?.finish(lookingUpIn: txn) ?? []) + others
                 compared = count
             })
             let report = VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
@@ -134,9 +141,34 @@ extension Store {
         return DifferenceNamer(replayedMarks: marks)
     }
 
+    /// The pages of `txn`'s snapshot of `env`'s data file, mapped for the key-order checks
+    /// (``DataFile/Snapshot``); nil when the file cannot be opened or mapped, or when its meta
+    /// pages no longer hold that snapshot (every database's keys are then looked up).
+    private static func trees(of txn: borrowing Transaction, in env: Environment) -> DataFile.Snapshot? {
+        guard let file = try? DataFile(path: env.path + "/data.mdb") else { return nil }
+        return DataFile.Snapshot(file: file, snapshotID: txn.snapshotID)
+    }
+
+    /// Whether `db`'s keys must be looked up: true unless its tree in `txn` passes
+    /// ``DataFile/Snapshot/checkKeyOrder(of:in:)`` (LMDB's search then finds every key where
+    /// the cursor walk does, and each lookup would find that very entry). Always true without
+    /// `trees`.
+    private static func needsLookups(_ name: String, _ db: Database, _ trees: DataFile.Snapshot?, in txn: borrowing Transaction, hooks: VerifyHooks) -> Bool {
+        guard let trees else { return true }
+        do {
+            try trees.checkKeyOrder(of: db, in: txn)
+            hooks.keyOrderChecked(name, nil)
+            return false
+        } catch {
+            hooks.keyOrderChecked(name, error)
+            return true
+        }
+    }
+
     /// Looks up every stored key of `databases` (name and handle, in that order) with `mdb_get`
     /// and checks it finds that very entry (the same value bytes); the log's keys are looked up
-    /// by ``SharedKeyLookups``, on two threads.
+    /// by ``SharedKeyLookups``, on two threads. Only databases whose tree failed its key-order
+    /// check (``needsLookups(_:_:_:in:hooks:)``) come here.
     ///
     /// A cursor walk reads leaf pages left to right and never uses the keys in branch pages;
     /// a lookup descends through them. A damaged branch key sends a lookup to the wrong child,
@@ -145,15 +177,18 @@ extension Store {
     /// sees (trial finding 4). A cursor reused for the lookups (`MDB_SET`) would not do: when
     /// the key is on the page the cursor is on, LMDB searches that page only and reads no
     /// branch page (`mdb_cursor_set` in mdb.c); `mdb_get` starts from the root every time.
-    private static func lookUpEveryKey(source: borrowing Transaction, databases: [(String, Database)], namer: DifferenceNamer) throws -> [StoreProblem] {
+    private static func lookUpEveryKey(source: borrowing Transaction, databases: [(String, Database)], namer: DifferenceNamer, hooks: VerifyHooks) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         for (name, db) in databases {
+            var lookups = 0
             try source.forEach(db) { key, value in
+                lookups += 1
                 if let problem = try lookUpProblem(key: key, value: value, in: source, db: db, name: name, namer: namer) {
                     problems.append(problem)
                 }
                 return true
             }
+            hooks.lookedUp(name, lookups)
         }
         return problems
     }
