@@ -97,12 +97,17 @@ extension DataFile {
         }
 
         /// ``checkKeyOrder(of:)`` of the named database `db` as `txn` (a read transaction of this
-        /// snapshot) sees it: its record (`MDB_db`) is read from the main tree in `txn`
-        /// (`mdb_get` on the unnamed database, `MAIN_DBI`), as LMDB reads it for the first
-        /// lookup or cursor of `db` in a transaction.
-        /// - Throws: ``DataFileDamage`` when the record cannot be read or is not 48 bytes, or
-        ///   from ``checkKeyOrder(of:)``.
+        /// snapshot) sees it (``record(of:in:)``).
+        /// - Throws: ``DataFileDamage`` from ``record(of:in:)`` or ``checkKeyOrder(of:)``.
         package func checkKeyOrder(of db: Database, in txn: borrowing Transaction) throws(DataFileDamage) {
+            try checkKeyOrder(of: record(of: db, in: txn))
+        }
+
+        /// The record (`MDB_db`) of the named database `db` in `txn`, a read transaction of this
+        /// snapshot: read from the main tree (`mdb_get` on the unnamed database, `MAIN_DBI`), as
+        /// LMDB reads it for the first lookup or cursor of `db` in a transaction.
+        /// - Throws: ``DataFileDamage`` when the record cannot be read or is not 48 bytes.
+        package func record(of db: Database, in txn: borrowing Transaction) throws(DataFileDamage) -> Tree {
             precondition(txn.snapshotID == Int(meta.transactionID), "a transaction of another snapshot")
             let record: [UInt8]?
             do {
@@ -113,7 +118,7 @@ extension DataFile {
             guard let record, record.count == DataFile.treeSize else {
                 throw DataFileDamage(page: nil, "the main tree holds no \(DataFile.treeSize)-byte record of \(db.name)")
             }
-            try checkKeyOrder(of: DataFile.tree(record, at: 0))
+            return DataFile.tree(record, at: 0)
         }
 
         /// Checks that LMDB's search finds every key of `tree` (a named database's record in
@@ -123,7 +128,9 @@ extension DataFile {
         /// overflow runs their length, depth as the record says), the order of ``KeyOrder``,
         /// no flags on the tree (`MDB_DUPSORT`, `MDB_INTEGERKEY`, `MDB_REVERSEKEY` order keys
         /// otherwise), and the record's entry and page counts equal to what the walk counted.
-        /// Reads only the mapped pages: no lookup, no copy of a key.
+        /// Reads only the mapped pages: no lookup, no copy of a key, no LMDB call, so it may run
+        /// on any one thread while the transaction lives (a ``Snapshot`` is used by one thread
+        /// at a time: its file notes the size it has seen).
         /// - Throws: ``DataFileDamage`` naming the first page or count that fails.
         package func checkKeyOrder(of tree: Tree) throws(DataFileDamage) {
             guard tree.flags == 0 else { throw DataFileDamage(page: tree.root, "the database has flags 0x\(String(tree.flags, radix: 16)), not LMDB's default key order") }

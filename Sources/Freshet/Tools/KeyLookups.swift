@@ -2,8 +2,9 @@ import Foundation
 import FreshetLMDB
 import Synchronization
 
-/// `verify`'s lookup of every stored key (``Store/lookUpProblem(key:value:in:db:name:namer:)``),
-/// for one database shared by two threads: the caller's, in the read transaction that reached
+/// `verify`'s lookup of every stored key (``Store/lookUpProblem(key:value:in:db:name:namer:)``)
+/// of the log when its tree fails its key-order check (``KeyOrderCheck``; a healthy store's
+/// log is never looked up), shared by two threads: the caller's, in the read transaction that reached
 /// the end of the log, and a helper's, in a read transaction of its own that reads the same
 /// snapshot. The log is most of a large store's keys (1,000,000 of W5's 1,270,000), and after
 /// the fold the second core has nothing else to do (docs/performance.md, "Issue 8 speed round
@@ -133,6 +134,59 @@ final class SharedKeyLookups: @unchecked Sendable {
             }
         }
         return share
+    }
+}
+
+/// One tree's key-order check (``DataFile/Snapshot/checkKeyOrder(of:)``) on a thread of its own:
+/// `verify` checks the log's, its largest tree (1,000,000 of W5's 1,270,000 keys), beside the
+/// comparison. The check reads only the snapshot's map, never the transaction, so it needs no
+/// transaction of its own; the caller's must live until ``wait()`` returns.
+final class KeyOrderCheck: @unchecked Sendable {
+    // `@unchecked`: `trees` is used by the thread only, after `init` hands it over; `outcome`
+    // is read and written with `condition` locked; `tree` is immutable.
+    private let condition = NSCondition()
+    /// Nil until the check ends; then `.some(nil)` when the tree passed, else why not.
+    private var outcome: DataFileDamage??
+    private let trees: DataFile.Snapshot?
+    private let tree: DataFile.Tree?
+
+    /// Starts checking `tree` of `trees` (which no other thread may use from now on).
+    init(_ trees: DataFile.Snapshot, tree: DataFile.Tree) {
+        self.trees = trees
+        self.tree = tree
+        let thread = Thread { [self] in
+            let refusal: DataFileDamage?
+            do throws(DataFileDamage) {
+                // Both set: this initializer set them.
+                guard let trees = self.trees, let tree = self.tree else { throw DataFileDamage(page: nil, "no tree to check") }
+                try trees.checkKeyOrder(of: tree)
+                refusal = nil
+            } catch {
+                refusal = error
+            }
+            condition.lock()
+            outcome = .some(refusal)
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.name = "freshet.verify.keys"
+        thread.start()
+    }
+
+    /// A check already refused (its record could not be read): no thread.
+    init(refused: DataFileDamage) {
+        outcome = .some(refused)
+        trees = nil
+        tree = nil
+    }
+
+    /// Waits for the check to end: nil when the tree passed, else why it did not.
+    func wait() -> DataFileDamage? {
+        condition.lock()
+        defer { condition.unlock() }
+        while outcome == nil { condition.wait() }
+        // Non-nil: the loop above waited for it.
+        return outcome ?? nil
     }
 }
 

@@ -170,32 +170,42 @@ struct VerifyKeyOrderTests {
         #expect(run.stdout == problems.map { "PROBLEM  \($0)" })
     }
 
+    /// Rewrites the separator of node 1 of `rows`' root page in `directory/data.mdb` (a key of
+    /// prefix ‖ 8-byte position) with the bytes `change` returns for it (as many), and returns
+    /// the position it held.
+    func rewriteRowsRootSeparator(in directory: URL, _ change: ([UInt8]) -> [UInt8]) throws -> UInt64 {
+        let root = try Self.rowsRoot(directory)
+        let path = directory.appendingPathComponent("data.mdb").path
+        var file = Array(try #require(FileManager.default.contents(atPath: path)))
+        let (offset, key) = Self.nodeKey(file, page: root, node: 1)
+        try #require(key.count == VerifyLookupTests.prefix.count + 8 && key.starts(with: VerifyLookupTests.prefix))
+        let changed = change(key)
+        try #require(changed.count == key.count)
+        file.replaceSubrange(offset ..< offset + key.count, with: changed)
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        return Self.position(key)
+    }
+
     @Test("a root separator of rows (three levels) raised by one still sorts, but sends the lookup of its subtree's first key to the child before: the check refuses the tree, the lookups name the key")
     func raisedRootSeparator() async throws {
         try await withDeepStore { directory in
-            let root = try Self.rowsRoot(directory)
-            let path = directory.appendingPathComponent("data.mdb").path
-            var file = Array(try #require(FileManager.default.contents(atPath: path)))
-            let (offset, key) = Self.nodeKey(file, page: root, node: 1)
-            #expect(key.count == VerifyLookupTests.prefix.count + 8 && key.starts(with: VerifyLookupTests.prefix) && key.last != 0xFF)
-            file[offset + key.count - 1] += 1
-            try Data(file).write(to: URL(fileURLWithPath: path))
-            try expectRowsRefused(directory, refusal: "below the separator that leads to its subtree", problems: [Self.lookupMiss(Self.position(key))])
+            let position = try rewriteRowsRootSeparator(in: directory) { key in
+                #expect(key.last != 0xFF)
+                return key.dropLast() + [key[key.count - 1] &+ 1]
+            }
+            try expectRowsRefused(directory, refusal: "below the separator that leads to its subtree", problems: [Self.lookupMiss(position)])
         }
     }
 
     @Test("a root separator of rows (three levels) lowered to the last key before it still sorts, but sends that key's lookup to the next child: the check refuses the tree, the lookups name the key")
     func loweredRootSeparator() async throws {
         try await withDeepStore { directory in
-            let root = try Self.rowsRoot(directory)
-            let path = directory.appendingPathComponent("data.mdb").path
-            var file = Array(try #require(FileManager.default.contents(atPath: path)))
-            let (offset, key) = Self.nodeKey(file, page: root, node: 1)
-            let before = Self.position(key) - 1
             // The position before, in place: 8 bytes big-endian.
-            file.replaceSubrange(offset + key.count - 8 ..< offset + key.count, with: (0..<8).reversed().map { UInt8(truncatingIfNeeded: before >> (8 * UInt64($0))) })
-            try Data(file).write(to: URL(fileURLWithPath: path))
-            try expectRowsRefused(directory, refusal: "not above the last key of the subtree before it", problems: [Self.lookupMiss(before)])
+            let position = try rewriteRowsRootSeparator(in: directory) { key in
+                let before = Self.position(key) - 1
+                return key.dropLast(8) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: before >> (8 * UInt64($0))) }
+            }
+            try expectRowsRefused(directory, refusal: "not above the last key of the subtree before it", problems: [Self.lookupMiss(position - 1)])
         }
     }
 }
