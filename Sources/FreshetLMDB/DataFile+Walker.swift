@@ -35,6 +35,9 @@ extension DataFile {
         /// Or, for a file too large for a window, the file mapped (``DataFile/mapping(pages:pageSize:)``):
         /// pages inside it are read in place.
         var mapping: DataFile.Mapping?
+        /// When set, the walk also checks the keys' order (``KeyOrder``) and counts the pages
+        /// and entries; it reads pages from ``mapping`` only (the keys it remembers point into it).
+        var order: KeyOrder?
 
         init(file: DataFile, meta: Meta, tolerant: Bool) {
             self.file = file
@@ -102,6 +105,7 @@ extension DataFile {
                 try pageBody(number, p, depth: depth, role: role, descend: descend)
                 return
             }
+            if order != nil { throw DataFile.damage(number, "lies past the mapped part of the file") }
             let bytes = try pageBytes(offset: number * size, count: size, page: number)
             var failure: DataFileDamage?
             bytes.withUnsafeBytes { p in
@@ -127,10 +131,13 @@ extension DataFile {
             let count = (lower - DataFile.headerSize) / 2
             let isBranch = flags & 0x01 != 0, isLeaf = flags & 0x02 != 0
             guard isBranch != isLeaf, flags & 0x0C == 0 else { throw DataFile.damage(number, "is neither a branch nor a leaf page (flags 0x\(String(flags, radix: 16)))") }
+            if order != nil { try KeyOrder.checkPage(number, flags: flags, nodes: count) }
             if isBranch {
+                order?.branchPages += 1
                 guard depth > 1 else { throw DataFile.damage(number, "is a branch page where the tree's depth says leaves are") }
                 guard count >= 1 else { throw DataFile.damage(number, "is a branch page without nodes") }
             } else {
+                order?.leafPages += 1
                 guard depth == 1 else { throw DataFile.damage(number, "is a leaf page \(depth - 1) levels above where the tree's depth says leaves are") }
                 if flags & 0x20 != 0 { return }  // P_LEAF2: fixed-size keys packed after the header, no nodes
             }
@@ -159,6 +166,8 @@ extension DataFile {
             let keyEnd = offset + 8 + keySize
             guard keyEnd <= size else { throw DataFile.damage(number, "node \(i)'s \(keySize)-byte key runs past the page end") }
             if isBranch {
+                // Node 0's key is never compared (LMDB searches a branch page from node 1).
+                if i > 0, order != nil { try order?.separator(UnsafeRawBufferPointer(rebasing: p[offset + 8 ..< keyEnd]), page: number, node: i) }
                 let child = lo | hi << 16 | UInt64(nodeFlags) << 32
                 try page(Int(clamping: child), depth: depth - 1, role: role, descend: descend, from: number)
                 return
@@ -181,6 +190,7 @@ extension DataFile {
                 guard keyRange.upperBound + dataSize <= size else { throw DataFile.damage(number, "node \(i)'s \(dataSize)-byte value runs past the page end") }
                 value = materialize ? Array(p[keyRange.upperBound ..< keyRange.upperBound + dataSize]) : []
             }
+            if order != nil { try order?.leafKey(UnsafeRawBufferPointer(rebasing: p[keyRange]), page: number, node: i) }
             let key = materialize ? Array(p[keyRange]) : []
             let isSub = flags & 0x02 != 0
             switch role {
@@ -218,6 +228,7 @@ extension DataFile {
                 throw DataFile.damage(first, "overflow run of \(pages) pages where \(needed) ... \(meta.lastPage - first + 1) fit")
             }
             for k in 0..<pages { try claim(first + k, from: from) }
+            order?.overflowPages += pages
             guard read else { return [] }
             return try file.read(offset: first * size + DataFile.headerSize, count: bytes, page: first)
         }

@@ -43,6 +43,10 @@ package final class DataFile {
         package var pad: UInt32
         package var flags: UInt16
         package var depth: Int
+        /// Pages of the tree by kind (`md_branch_pages`, `md_leaf_pages`, `md_overflow_pages`).
+        package var branchPages: UInt64
+        package var leafPages: UInt64
+        package var overflowPages: UInt64
         package var entries: UInt64
         /// The root page; nil for an empty tree (LMDB's `P_INVALID`, all ones).
         package var root: Int?
@@ -398,7 +402,8 @@ package final class DataFile {
 
     static func tree(_ b: [UInt8], at o: Int) -> Tree {
         let root = u64(b, o + 40)
-        return Tree(pad: u32(b, o), flags: u16(b, o + 4), depth: Int(u16(b, o + 6)), entries: u64(b, o + 32),
+        return Tree(pad: u32(b, o), flags: u16(b, o + 4), depth: Int(u16(b, o + 6)),
+                    branchPages: u64(b, o + 8), leafPages: u64(b, o + 16), overflowPages: u64(b, o + 24), entries: u64(b, o + 32),
                     root: root == invalidPage ? nil : Int(clamping: root))
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import FreshetLMDB
 import Synchronization
 
-/// `verify`'s lookup of every stored key (``Store/lookUpProblem(key:value:in:db:name:namer:)``),
-/// for one database shared by two threads: the caller's, in the read transaction that reached
+/// `verify`'s lookup of every stored key (``Store/lookUpProblem(key:value:in:db:name:namer:)``)
+/// of the log when its tree fails its key-order check (``KeyOrderCheck``; a healthy store's
+/// log is never looked up), shared by two threads: the caller's, in the read transaction that reached
 /// the end of the log, and a helper's, in a read transaction of its own that reads the same
 /// snapshot. The log is most of a large store's keys (1,000,000 of W5's 1,270,000), and after
 /// the fold the second core has nothing else to do (docs/performance.md, "Issue 8 speed round
@@ -44,6 +45,8 @@ final class SharedKeyLookups: @unchecked Sendable {
     struct Share {
         var problems: [(entry: Int, problem: StoreProblem)] = []
         var blocks = 0
+        /// Keys looked up (`mdb_get`).
+        var lookups = 0
         /// False when the helper's transaction read another snapshot (it then looked nothing up).
         var sameSnapshot = true
     }
@@ -89,7 +92,9 @@ final class SharedKeyLookups: @unchecked Sendable {
         let own: Result<Share, any Error> = Result { try lookUp(in: txn) }
         if case .success(let share) = own { hooks.callerLookupsDone(share.blocks) }
         let helper = waitForHelper()
-        var all = try own.get().problems + helper.get().problems
+        let (mine, theirs) = (try own.get(), try helper.get())
+        hooks.lookedUp(name, mine.lookups + theirs.lookups)
+        var all = mine.problems + theirs.problems
         all.sort { $0.entry < $1.entry }
         return all.map(\.problem)
     }
@@ -121,6 +126,7 @@ final class SharedKeyLookups: @unchecked Sendable {
                 }
                 guard entry >= block * blockSize else { continue }
                 if entry == block * blockSize { share.blocks += 1 }
+                share.lookups += 1
                 let problem = try cursor.withEntry { key, value in
                     try Store.lookUpProblem(key: key, value: value, in: txn, db: db, name: name, namer: namer)
                 }
@@ -131,8 +137,70 @@ final class SharedKeyLookups: @unchecked Sendable {
     }
 }
 
-/// Test seams of `verify`'s two lookup threads (``SharedKeyLookups``); the defaults do nothing.
+/// One tree's key-order check (``DataFile/Snapshot/checkKeyOrder(of:)``) on a thread of its own:
+/// `verify` checks the log's, its largest tree (1,000,000 of W5's 1,270,000 keys), beside the
+/// comparison. The check reads only the snapshot's map, never the transaction, so it needs no
+/// transaction of its own; the caller's must live until ``wait()`` returns.
+final class KeyOrderCheck: @unchecked Sendable {
+    // `@unchecked`: `trees` is used by the thread only, after `init` hands it over; `outcome`
+    // is read and written with `condition` locked; `tree` is immutable.
+    private let condition = NSCondition()
+    /// Nil until the check ends; then `.some(nil)` when the tree passed, else why not.
+    private var outcome: DataFileDamage??
+    private let trees: DataFile.Snapshot?
+    private let tree: DataFile.Tree?
+
+    /// Starts checking `tree` of `trees` (which no other thread may use from now on).
+    init(_ trees: DataFile.Snapshot, tree: DataFile.Tree) {
+        self.trees = trees
+        self.tree = tree
+        let thread = Thread { [self] in
+            let refusal: DataFileDamage?
+            do throws(DataFileDamage) {
+                // Both set: this initializer set them.
+                guard let trees = self.trees, let tree = self.tree else { throw DataFileDamage(page: nil, "no tree to check") }
+                try trees.checkKeyOrder(of: tree)
+                refusal = nil
+            } catch {
+                refusal = error
+            }
+            condition.lock()
+            outcome = .some(refusal)
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.name = "freshet.verify.keys"
+        thread.start()
+    }
+
+    /// A check already refused (its record could not be read): no thread.
+    init(refused: DataFileDamage) {
+        outcome = .some(refused)
+        trees = nil
+        tree = nil
+    }
+
+    /// Waits for the check to end: nil when the tree passed, else why it did not.
+    func wait() -> DataFileDamage? {
+        condition.lock()
+        defer { condition.unlock() }
+        while outcome == nil { condition.wait() }
+        // Non-nil: the loop above waited for it.
+        return outcome ?? nil
+    }
+}
+
+/// Test seams of `verify`'s key-order checks and lookups (``SharedKeyLookups`` for the log's);
+/// the defaults do nothing.
 struct VerifyHooks: Sendable {
+    /// False: no tree is checked for its key order, and every database's keys are looked up
+    /// (the path of a database whose check fails).
+    var checksKeyOrder = true
+    /// A database's tree was checked (``DataFile/Snapshot/checkKeyOrder(of:in:)``): nil when it
+    /// passed (its keys are not looked up), else why it did not.
+    var keyOrderChecked: @Sendable (_ database: String, _ refusal: DataFileDamage?) -> Void = { _, _ in }
+    /// A database's keys were looked up: this many `mdb_get` lookups (both threads' for the log).
+    var lookedUp: @Sendable (_ database: String, _ lookups: Int) -> Void = { _, _ in }
     /// Runs on the helper thread before it begins its read transaction: a test commits a write
     /// here to make the snapshots differ, or waits to let the caller claim every block.
     var beforeHelperTransaction: @Sendable () -> Void = {}

@@ -7,18 +7,27 @@ extension Store {
     /// compaction, whose kept records must decode), and folding the log into memory (``MemoryTables``) with the same
     /// ``Fold`` yields the materialized databases byte for byte (`rows`, `rowIndex`, `marks`,
     /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`). Then every stored key of those
-    /// databases and of `log` is looked up (`mdb_get`) and must find that very entry: a damaged
-    /// key in a branch page misleads lookups only (``lookUpEveryKey(source:databases:namer:)``;
-    /// the log's keys on two threads, ``SharedKeyLookups``). The store is only read.
+    /// databases and of `log` must be found by a lookup (`mdb_get`) as that very entry: a
+    /// damaged key in a branch page misleads lookups only. Each database's tree is first
+    /// walked in key order in the same snapshot (``DataFile/Snapshot/checkKeyOrder(of:in:)``:
+    /// leaf keys increasing, each branch separator between its neighbouring subtrees, the
+    /// record's counts; the log's on a second thread, ``KeyOrderCheck``, beside the comparison),
+    /// which proves that every lookup finds its entry; only a database whose
+    /// tree fails that check has its keys looked up, one `mdb_get` each
+    /// (``lookUpEveryKey(source:databases:namer:hooks:)``; the log's keys on two threads,
+    /// ``SharedKeyLookups``), so its problems are the lookups' own. The store is only read.
     ///
     /// Every difference is a ``StoreProblem`` naming the database, the collection, the row ID
     /// and the LSN of the last record that (according to the replay) wrote that value.
     ///
     /// On a live store the log is read in short read transactions up to the LSN that was last
     /// when `verify` started; one more read transaction then folds what was appended meanwhile
-    /// and reads the materialized databases, so both are compared at the same LSN (and the log's
-    /// lookups on the second thread check that snapshot, or are left to the first).
-    /// Memory: the replayed state only (both sides are compared where they lie).
+    /// and reads the materialized databases, so both are compared at the same LSN; the trees'
+    /// checks read that snapshot (through a read-only map of `data.mdb`, whose pages of the
+    /// snapshot LMDB keeps unchanged while the transaction lives), and the log's lookups, if
+    /// any, on the second thread check it too, or are left to the first.
+    /// Memory: the replayed state only (both sides are compared where they lie); a map of the
+    /// data file (address space, no copy).
     ///
     /// - Throws: ``ToolError/store`` when the store or the scratch store cannot be read.
     public func verify() throws(ToolError) -> VerifyReport {
@@ -44,21 +53,38 @@ extension Store {
             try folder.run(to: .end, unchunkedAfter: startLSN, atEnd: { txn in
                 let dbs = self.state.dbs
                 let namer = try Self.namer(folder.scratch)
-                // The log's lookups start on a second thread at once; this one compares, looks
-                // up the other databases' keys, then takes the log's blocks still unclaimed.
-                let logLookups = SharedKeyLookups(db: dbs.log, name: "log", namer: namer, blockSize: lookupBlock, hooks: hooks)
-                logLookups.startHelper(env: self.env, snapshotID: txn.snapshotID)
+                // Each database's tree is checked for LMDB's search to find every key; only a
+                // database whose check fails has its keys looked up. The log's tree, the
+                // largest, is checked on a second thread while this one compares and checks
+                // the others (each check through a map of its own: a `DataFile` is one thread's).
+                let logCheck = hooks.checksKeyOrder ? Self.startKeyOrderCheck(of: dbs.log, in: txn, env: self.env) : nil
+                let trees = hooks.checksKeyOrder ? Self.trees(of: txn, in: self.env) : nil
                 let rest: Result<([StoreProblem], Int, [StoreProblem]), any Error> = Result {
                     let (differences, count) = try Self.compare(source: txn, dbs: dbs, scratch: folder.scratch, namer: namer)
-                    let others = try Self.lookUpEveryKey(source: txn, databases: Self.materialized(dbs), namer: namer)
+                    let unproven = Self.materialized(dbs).filter { Self.needsLookups($0.0, $0.1, trees, in: txn, hooks: hooks) }
+                    let others = try Self.lookUpEveryKey(source: txn, databases: unproven, namer: namer, hooks: hooks)
                     return (differences, count, others)
                 }
-                // On failure the helper is waited for before the error leaves: it reads the store.
-                if case .failure = rest { _ = logLookups.waitForHelper() }
+                // Waited for on every path: it reads the snapshot `txn` holds.
+                var logNeedsLookups = true
+                if let logCheck {
+                    let refusal = logCheck.wait()
+                    hooks.keyOrderChecked("log", refusal)
+                    logNeedsLookups = refusal != nil
+                }
                 let (differences, count, others) = try rest.get()
+                var logProblems: [StoreProblem] = []
+                if logNeedsLookups {
+                    // The log's lookups on two threads: a helper's, and this one's (the blocks
+                    // the helper has not claimed).
+                    let logLookups = SharedKeyLookups(db: dbs.log, name: "log", namer: namer, blockSize: lookupBlock, hooks: hooks)
+                    logLookups.startHelper(env: self.env, snapshotID: txn.snapshotID)
+                    logProblems = try logLookups.finish(lookingUpIn: txn)
+                }
                 // Problems in the order one thread finds them: the comparison, then the
-                // lookups database by database, the log first.
-                problems = differences + (try logLookups.finish(lookingUpIn: txn)) + others
+                // lookups database by database, the log first. A database whose tree passed
+                // its check has none: every lookup would have found its entry.
+                problems = differences + logProblems + others
                 compared = count
             })
             let report = VerifyReport(recordCount: folder.recordCount, lastLSN: folder.lastSeen, comparedEntries: compared, problems: folder.problems + problems)
@@ -134,9 +160,46 @@ extension Store {
         return DifferenceNamer(replayedMarks: marks)
     }
 
+    /// The pages of `txn`'s snapshot of `env`'s data file, mapped for the key-order checks
+    /// (``DataFile/Snapshot``); nil when the file cannot be opened or mapped, or when its meta
+    /// pages no longer hold that snapshot (every database's keys are then looked up).
+    private static func trees(of txn: borrowing Transaction, in env: Environment) -> DataFile.Snapshot? {
+        guard let file = try? DataFile(path: env.path + "/data.mdb") else { return nil }
+        return DataFile.Snapshot(file: file, snapshotID: txn.snapshotID)
+    }
+
+    /// Starts the key-order check of `db`'s tree in `txn`'s snapshot on a thread of its own
+    /// (``KeyOrderCheck``), through a map of `env`'s data file of its own; nil when the file
+    /// cannot be opened or mapped for that snapshot (see ``trees(of:in:)``).
+    private static func startKeyOrderCheck(of db: Database, in txn: borrowing Transaction, env: Environment) -> KeyOrderCheck? {
+        guard let trees = Self.trees(of: txn, in: env) else { return nil }
+        do {
+            return KeyOrderCheck(trees, tree: try trees.record(of: db, in: txn))
+        } catch {
+            return KeyOrderCheck(refused: error)
+        }
+    }
+
+    /// Whether `db`'s keys must be looked up: true unless its tree in `txn` passes
+    /// ``DataFile/Snapshot/checkKeyOrder(of:in:)`` (LMDB's search then finds every key where
+    /// the cursor walk does, and each lookup would find that very entry). Always true without
+    /// `trees`.
+    private static func needsLookups(_ name: String, _ db: Database, _ trees: DataFile.Snapshot?, in txn: borrowing Transaction, hooks: VerifyHooks) -> Bool {
+        guard let trees else { return true }
+        do {
+            try trees.checkKeyOrder(of: db, in: txn)
+            hooks.keyOrderChecked(name, nil)
+            return false
+        } catch {
+            hooks.keyOrderChecked(name, error)
+            return true
+        }
+    }
+
     /// Looks up every stored key of `databases` (name and handle, in that order) with `mdb_get`
     /// and checks it finds that very entry (the same value bytes); the log's keys are looked up
-    /// by ``SharedKeyLookups``, on two threads.
+    /// by ``SharedKeyLookups``, on two threads. Only databases whose tree failed its key-order
+    /// check (``needsLookups(_:_:_:in:hooks:)``) come here.
     ///
     /// A cursor walk reads leaf pages left to right and never uses the keys in branch pages;
     /// a lookup descends through them. A damaged branch key sends a lookup to the wrong child,
@@ -145,15 +208,18 @@ extension Store {
     /// sees (trial finding 4). A cursor reused for the lookups (`MDB_SET`) would not do: when
     /// the key is on the page the cursor is on, LMDB searches that page only and reads no
     /// branch page (`mdb_cursor_set` in mdb.c); `mdb_get` starts from the root every time.
-    private static func lookUpEveryKey(source: borrowing Transaction, databases: [(String, Database)], namer: DifferenceNamer) throws -> [StoreProblem] {
+    private static func lookUpEveryKey(source: borrowing Transaction, databases: [(String, Database)], namer: DifferenceNamer, hooks: VerifyHooks) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         for (name, db) in databases {
+            var lookups = 0
             try source.forEach(db) { key, value in
+                lookups += 1
                 if let problem = try lookUpProblem(key: key, value: value, in: source, db: db, name: name, namer: namer) {
                     problems.append(problem)
                 }
                 return true
             }
+            hooks.lookedUp(name, lookups)
         }
         return problems
     }

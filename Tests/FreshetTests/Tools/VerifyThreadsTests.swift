@@ -59,7 +59,7 @@ struct VerifyThreadsTests {
 
     /// Verifies `directory` (opened for writing, as an app's own store) with `hooks`, recording
     /// the blocks each thread looked up; `configure` may add to the hooks, given the store.
-    func verify(_ directory: URL, configure: (Store, inout VerifyHooks) -> Void = { _, _ in })
+    func verify(_ directory: URL, checksKeyOrder: Bool = true, configure: (Store, inout VerifyHooks) -> Void = { _, _ in })
         throws -> (report: VerifyReport, split: Split) {
         var configuration = Configuration.test()
         configuration.sendsMutations = false
@@ -67,6 +67,7 @@ struct VerifyThreadsTests {
         defer { store.close() }
         let split = Mutex(Split())
         var hooks = VerifyHooks()
+        hooks.checksKeyOrder = checksKeyOrder
         hooks.helperDone = { same, blocks in split.withLock { $0.helper = (same, blocks) } }
         hooks.callerLookupsDone = { blocks in split.withLock { $0.caller = blocks } }
         configure(store, &hooks)
@@ -78,15 +79,19 @@ struct VerifyThreadsTests {
         StoreProblem(database: "log", lsn: lsn, message: "a lookup does not find it (damaged index page?)")
     }
 
-    @Test("an intact log: the two threads look up every block between them, once each")
+    @Test("an intact log looked up (its tree's check left out): the two threads look up every block between them, once each; with the check, no thread starts")
     func intactSplit() async throws {
         try await withLogStore { directory in
-            let (report, split) = try verify(directory)
+            let (report, split) = try verify(directory, checksKeyOrder: false)
             #expect(report.problems == [])
             #expect(report.recordCount == Self.records)
             let helper = try #require(split.helper)
             #expect(helper.sameSnapshot)
             #expect(helper.blocks + (split.caller ?? -1) == Self.blocks)
+            // The log's tree passes its check: nothing to look up, no helper thread.
+            let checked = try verify(directory)
+            #expect(checked.report.problems == [])
+            #expect(checked.split.helper == nil && checked.split.caller == nil)
         }
     }
 
