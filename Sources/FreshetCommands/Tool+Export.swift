@@ -8,7 +8,12 @@ extension Tool {
         guard options.from <= max(store.lastLSN, LSN(1)) else { return reportPastEnd(options.from, of: store, in: options.directory) }
         let result: (written: Int, skipped: [StoreProblem], missing: [StoreProblem])
         do {
-            result = try store.exportLog(from: options.from, redaction: Redaction(fields: Set(options.redact)), standardOutput)
+            let redaction = Redaction(fields: Set(options.redact))
+            if let standardOutputBytes {
+                result = try store.exportLog(from: options.from, redaction: redaction, lineBytes: standardOutputBytes)
+            } else {
+                result = try store.exportLog(from: options.from, redaction: redaction, standardOutput)
+            }
         } catch {
             standardError("freshet: \(Self.errorText(error.message))")
             return 2

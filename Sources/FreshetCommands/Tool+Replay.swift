@@ -82,7 +82,7 @@ extension Tool {
         var line: [UInt8] = []
         line.reserveCapacity(256)
         try result.forEachRow(of: snapshot) { id, json in
-            guard Self.isPrintableASCII(id, backslash: false), Self.isPrintableASCII(json, backslash: true) else {
+            guard TerminalEscaping.isPrintableASCII(id, backslash: false), TerminalEscaping.isPrintableASCII(json, backslash: true) else {
                 standardOutput(Self.rowLine(id: id, json: json))
                 return
             }

@@ -32,6 +32,13 @@ extension LogRecord {
             let page = f.page.map { "\(Self.page($0, f.url)), " } ?? ""
             return "\(page)attempt \(f.attempt): \(f.reason)\(f.status.map { " \($0)" } ?? "") — \(f.message)"
         case .changed(let c), .localWrite(let c):
+            // One row and no origin, the common write, without an array of parts.
+            if c.ops.count == 1, c.origin == nil {
+                switch c.ops[0] {
+                case .upsert(let row): return "upsert " + row.id
+                case .delete(let id): return "delete " + id
+                }
+            }
             let ops = c.ops.map { op in
                 switch op {
                 case .upsert(let row): "upsert \(row.id)"

@@ -210,9 +210,8 @@ enum EventJSON {
     /// escaped straight from the bytes, without making a String first.
     private static func bytes(_ key: String, _ data: Data, into o: inout JSONWriter.ObjectWriter) {
         let written = data.withUnsafeBytes { raw -> Bool in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { return false }
-            o.field(key) { $0.escapedString(bytes) }
+            guard String.isASCII(raw) else { return false }
+            o.field(key) { $0.escapedString(raw.bindMemory(to: UInt8.self)) }
             return true
         }
         if written { return }

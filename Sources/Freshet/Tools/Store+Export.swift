@@ -16,6 +16,13 @@ extension Store {
     ///   file then lacks too (`import` refuses such a file).
     /// - Throws: ``ToolError/store`` when the store cannot be read.
     public func exportLog(from: LSN = LSN(1), redaction: Redaction = Redaction(), _ line: (String) -> Void) throws(ToolError) -> (written: Int, skipped: [StoreProblem], missing: [StoreProblem]) {
+        try exportLog(from: from, redaction: redaction, lineBytes: { line(String(decoding: $0, as: UTF8.self)) })
+    }
+
+    /// ``exportLog(from:redaction:_:)`` handing each line as its UTF-8 bytes (valid for the
+    /// call only): `freshet export` copies them into its output buffer with no string made
+    /// per line (docs/performance.md, issue 8 speed round 9, dump and export).
+    package func exportLog(from: LSN = LSN(1), redaction: Redaction = Redaction(), lineBytes: (UnsafeRawBufferPointer) -> Void) throws(ToolError) -> (written: Int, skipped: [StoreProblem], missing: [StoreProblem]) {
         var written = 0
         var skipped: [StoreProblem] = []
         var missing: [StoreProblem] = []
@@ -51,8 +58,9 @@ extension Store {
                 }
                 // Lines are written outside the read transaction.
                 for record in records {
+                    writer.bytes.removeAll(keepingCapacity: true)
                     Self.writeExportLine(record, redaction: redaction, into: &writer)
-                    line(writer.takeLine())
+                    writer.bytes.withUnsafeBytes(lineBytes)
                     written += 1
                 }
             }

@@ -44,7 +44,7 @@ struct ReplayRowLineTests {
     }
 
     static func printable(_ bytes: [UInt8], backslash: Bool) -> Bool {
-        bytes.withUnsafeBytes { Tool.isPrintableASCII($0, backslash: backslash) }
+        bytes.withUnsafeBytes { TerminalEscaping.isPrintableASCII($0, backslash: backslash) }
     }
 
     @Test("the edges of the printable range, in a word and in tails of 1 to 7 bytes, at every position")
