@@ -459,7 +459,7 @@ struct MaterializedState {
         if let stored {
             if stored.same { return false }
             position = stored.position
-        } else if let last = try lastPosition(prefix: Array(prefix), in: tables) {
+        } else if let last = tables.lastPosition(rowsTable, prefix: prefix) {
             // A position read from disk: the largest one has no successor (never a trap).
             guard last < UInt64.max else {
                 let id = String(decoding: UnsafeRawBufferPointer(rebasing: key[prefix.count...]), as: UTF8.self)
@@ -467,8 +467,9 @@ struct MaterializedState {
             }
             position = last + 1
         }
-        try tables.put(dbs.rows, key: Keys.row(prefix, position: position), bytes: row, append: false, noOverwrite: false)
-        try tables.put(dbs.rowIndex, key: Array(key), value: withUnsafeBytes(of: position.bigEndian) { Array($0) })
+        // Keys and the index's value lent, not arrays: an inserted row allocated five (round 9).
+        MemoryTables.withRowKey(prefix, position) { tables.put(rowsTable, key: $0, bytes: row) }
+        withUnsafeBytes(of: position.bigEndian) { tables.put(index, key: key, hash: hash, bytes: $0) }
         return true
     }
 
@@ -510,13 +511,21 @@ struct MaterializedState {
     /// The largest position in the collection, or nil when it is empty.
     func lastPosition(prefix: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws -> UInt64? {
         var last: UInt64?
-        try txn.forEach(dbs.rows, from: Keys.row(prefix, position: UInt64.max), reverse: true) { key, _ in
-            if key.count == prefix.count + 8, key.starts(with: prefix) {
-                last = Keys.readUInt64(key, at: prefix.count)
+        try prefix.withUnsafeBytes { prefix in
+            try txn.forEach(dbs.rows, from: Keys.row(prefix, position: UInt64.max), reverse: true) { key, _ in
+                last = Self.position(ofRowKey: key, prefix: prefix)
+                return false
             }
-            return false
         }
         return last
+    }
+
+    /// The position in `key` when it is a `rows` key of the collection whose key prefix is
+    /// `prefix` (`prefix` ‖ 8 bytes, big-endian: ``Keys/row(_:position:)``), else nil.
+    @inline(__always)
+    static func position(ofRowKey key: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
+        return Keys.readUInt64(key, at: prefix.count)
     }
 }
 

@@ -23,7 +23,36 @@ final class MemoryTables: FoldTables {
 
     private struct Journal {
         var journaling = false
-        var entries: [(table: Int, key: [UInt8], old: [UInt8]?)] = []
+        var entries: [Change] = []
+    }
+
+    /// One journaled change: an entry added to a table (undone by removing it, found by its
+    /// number: undone newest first, the table is then as the insert left it), or a key whose
+    /// value `old` was replaced or removed (undone by putting `old` back). An insert kept its
+    /// key as an array in the journal until issue 8's speed round 9 (docs/performance.md,
+    /// "Issue 8 speed round 9 (fold inserts)").
+    private enum Change {
+        case added(table: Int, entry: Int32)
+        case changed(table: Int, key: [UInt8], old: [UInt8])
+    }
+
+    /// Journals what `set` reported (the entry's number and the value replaced, nil: added).
+    @inline(__always)
+    private func journal(_ table: Int, _ key: @autoclosure () -> [UInt8], _ result: (entry: Int32, old: [UInt8]?)) {
+        guard undo.pointee.journaling else { return }
+        if let old = result.old {
+            undo.pointee.entries.append(.changed(table: table, key: key(), old: old))
+        } else {
+            undo.pointee.entries.append(.added(table: table, entry: result.entry))
+        }
+    }
+
+    /// Undoes one journaled change.
+    private func undo(_ change: Change) {
+        switch change {
+        case .added(let table, let entry): tables[table].removeEntry(entry)
+        case .changed(let table, let key, let old): tables[table].set(key, old)
+        }
     }
 
     init(dbs: StoreDatabases) {
@@ -74,13 +103,7 @@ final class MemoryTables: FoldTables {
 
     /// Undoes every change since ``begin()``, newest first.
     func rollback() {
-        for entry in undo.pointee.entries.reversed() {
-            if let old = entry.old {
-                tables[entry.table].set(entry.key, old)
-            } else {
-                tables[entry.table].remove(entry.key)
-            }
-        }
+        for change in undo.pointee.entries.reversed() { undo(change) }
         undo.pointee.journaling = false
         undo.pointee.entries.removeAll(keepingCapacity: true)
     }
@@ -90,14 +113,7 @@ final class MemoryTables: FoldTables {
 
     /// Undoes the changes made after `savepoint`, keeping the change set open.
     func rollback(to savepoint: Int) {
-        while undo.pointee.entries.count > savepoint {
-            let entry = undo.pointee.entries.removeLast()
-            if let old = entry.old {
-                tables[entry.table].set(entry.key, old)
-            } else {
-                tables[entry.table].remove(entry.key)
-            }
-        }
+        while undo.pointee.entries.count > savepoint { undo(undo.pointee.entries.removeLast()) }
     }
 
     // MARK: Prefetching (hints only)
@@ -155,11 +171,7 @@ final class MemoryTables: FoldTables {
         if let offset = tables[tr].offset(ofEntry: tables[ti].link(found.entry), ifKeyIs: prefix, position) {
             return try tables[tr].withValue(at: offset) { try body(position, $0) }
         }
-        let row = withUnsafeTemporaryAllocation(byteCount: prefix.count + 8, alignment: 1) { rowKey in
-            rowKey.copyMemory(from: prefix)
-            rowKey.storeBytes(of: position.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
-            return tables[tr].locate(bytes: UnsafeRawBufferPointer(rowKey))
-        }
+        let row = Self.withRowKey(prefix, position) { tables[tr].locate(bytes: $0) }
         guard let row else { return try body(position, nil) }
         tables[ti].setLink(found.entry, Int32(row.entry))
         return try tables[tr].withValue(at: row.offset) { try body(position, $0) }
@@ -184,22 +196,55 @@ final class MemoryTables: FoldTables {
         if noOverwrite, tables[t].locate(key) != nil {
             throw LMDBError(code: LMDBError.keyExists.code, function: "put(\(db.name), noOverwrite)")
         }
-        let old = tables[t].set(key, bytes: bytes)
-        if undo.pointee.journaling { undo.pointee.entries.append((t, key, old)) }
+        journal(t, key, key.withUnsafeBytes { k in tables[t].set(bytes: k, reserving: bytes.count) { $0.copyMemory(from: bytes) } })
+    }
+
+    /// Puts a copy of `bytes` under `key` in table `t` (``tableNumber(_:)``), journaled as
+    /// ``put(_:key:bytes:append:noOverwrite:)`` is; `hash` is ``ByteHashIndex/hash(_:)`` of
+    /// `key` when known. For the log tools' one-row upserts, whose keys are built on the stack
+    /// or lent from the chunk: a new entry allocates nothing of its own (docs/performance.md,
+    /// "Issue 8 speed round 9 (fold inserts)").
+    @inline(__always)
+    func put(_ t: Int, key: UnsafeRawBufferPointer, hash: UInt64? = nil, bytes: UnsafeRawBufferPointer) {
+        journal(t, Array(key), tables[t].set(bytes: key, hash: hash, reserving: bytes.count) { $0.copyMemory(from: bytes) })
+    }
+
+    /// Lends `prefix` ‖ `position` (8 bytes, big-endian: a `rows` key, ``Keys/row(_:position:)``)
+    /// built on the stack to `body`.
+    @inline(__always)
+    static func withRowKey<R>(_ prefix: UnsafeRawBufferPointer, _ position: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: prefix.count + 8, alignment: 1) { key in
+            key.copyMemory(from: prefix)
+            key.storeBytes(of: position.bigEndian, toByteOffset: prefix.count, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(key))
+        }
+    }
+
+    /// ``MaterializedState/lastPosition(prefix:in:)`` in table `t` (`rows`, ``tableNumber(_:)``),
+    /// with the key it walks back from built on the stack (an array per inserted row until
+    /// round 9): the largest position of a row under `prefix`, nil when there is none.
+    func lastPosition(_ t: Int, prefix: UnsafeRawBufferPointer) -> UInt64? {
+        Self.withRowKey(prefix, UInt64.max) { start in
+            var last: UInt64?
+            tables[t].forEach(fromBytes: start, reverse: true) { key, _ in
+                last = MaterializedState.position(ofRowKey: key, prefix: prefix)
+                return false
+            }
+            return last
+        }
     }
 
     func put(_ db: Database, key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(LMDBError) {
         // Written straight into the table's arena (a zeroed array per row first, until round 5).
         let t = table(db)
-        let old = tables[t].set(key, reserving: count, fill)
-        if undo.pointee.journaling { undo.pointee.entries.append((t, key, old)) }
+        journal(t, key, key.withUnsafeBytes { tables[t].set(bytes: $0, reserving: count, fill) })
     }
 
     @discardableResult
     func delete(_ db: Database, key: [UInt8]) throws(LMDBError) -> Bool {
         let t = table(db)
         guard let old = tables[t].remove(key) else { return false }
-        if undo.pointee.journaling { undo.pointee.entries.append((t, key, old)) }
+        if undo.pointee.journaling { undo.pointee.entries.append(.changed(table: t, key: key, old: old)) }
         return true
     }
 
@@ -210,7 +255,7 @@ final class MemoryTables: FoldTables {
 }
 
 extension MemoryTables {
-    /// Every entry of `db` in key order (keys shared, values copied).
+    /// Every entry of `db` in key order (keys and values copied).
     func entries(_ db: Database) -> [(key: [UInt8], value: [UInt8])] {
         tables[table(db)].entries()
     }

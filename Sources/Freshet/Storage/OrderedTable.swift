@@ -49,28 +49,48 @@ struct OrderedTable {
     /// Cleared when an entry is added or removed (slots move then).
     private var lastFound: ByteHashIndex.Found?
     /// Non-empty leaves of entries in key order; every key of a leaf sorts before every key of
-    /// the next. Each holds its key and the key's first 16 bytes (``Head``), so a search through
-    /// the leaves compares in the leaf itself and reads a key only when two heads are equal.
+    /// the next. Each holds the entry's number and its key's first 16 bytes (``Head``), so a
+    /// search through the leaves compares in the leaf itself and reads a key (from the arena)
+    /// only when two heads are equal.
     private var leaves: [[Leaf]] = []
 
+    /// An entry in a leaf: 24 bytes, no reference. Until issue 8's speed round 9 it also held
+    /// the key as an array of its own: an allocation per inserted entry, a retain and release
+    /// per move, and a release per entry when the table was freed (docs/performance.md,
+    /// "Issue 8 speed round 9 (fold inserts)").
     private struct Leaf {
         let head: Head
-        let key: [UInt8]
         let entry: Int32
 
-        init(key: [UInt8], entry: Int32) {
-            self.head = key.withUnsafeBytes { Head($0) }
-            self.key = key
-            self.entry = entry
-        }
-
-        /// `self.key` compared with `key` (whose head is `head`) in LMDB's order: negative, zero or positive.
+        /// The entry's key compared with `key` (whose head is `head`) in LMDB's order: negative,
+        /// zero or positive; the key is read from `arena` (at the entry's offset in `offsets`)
+        /// only when the heads are equal.
         @inline(__always)
-        func compare(_ key: UnsafeRawBufferPointer, _ head: Head) -> Int {
+        func compare(_ key: UnsafeRawBufferPointer, _ head: Head, _ tables: Storage) -> Int {
             if self.head.high != head.high { return self.head.high < head.high ? -1 : 1 }
             if self.head.low != head.low { return self.head.low < head.low ? -1 : 1 }
-            return self.key.withUnsafeBytes { OrderedTable.compare($0, key) }
+            return OrderedTable.compare(tables.key(entry), key)
         }
+    }
+
+    /// The arena and the entries' offsets, lent for a search or a walk.
+    private struct Storage {
+        let arena: UnsafeRawBufferPointer
+        let offsets: UnsafeBufferPointer<Int>
+
+        /// Entry `entry`'s key (the entry exists).
+        @inline(__always)
+        func key(_ entry: Int32) -> UnsafeRawBufferPointer { OrderedTable.recordKey(arena, offsets[Int(entry)]) }
+
+        /// Entry `entry`'s value (the entry exists).
+        @inline(__always)
+        func value(_ entry: Int32) -> UnsafeRawBufferPointer { OrderedTable.recordValue(arena, offsets[Int(entry)]) }
+    }
+
+    /// Lends the arena and the offsets to `body` (which changes nothing).
+    @inline(__always)
+    private func withStorage<R>(_ body: (Storage) throws -> R) rethrows -> R {
+        try arena.withUnsafeBytes { a in try offsets.withUnsafeBufferPointer { o in try body(Storage(arena: a, offsets: o)) } }
     }
 
     /// A key's first 16 bytes as two big-endian words, zero-padded. Two keys whose heads
@@ -83,10 +103,15 @@ struct OrderedTable {
         let high: UInt64
         let low: UInt64
 
+        @inline(__always)
         init(_ key: UnsafeRawBufferPointer) {
             var words: (UInt64, UInt64) = (0, 0)
-            if !key.isEmpty {
-                withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: key.prefix(16))) }
+            // Two loads for a key of 16 bytes or more, else one copy of its bytes (slicing the
+            // key with `prefix(16)`, a generic slice and copy, was ~70 instructions: round 9).
+            if key.count >= 16 {
+                words = (key.loadUnaligned(as: UInt64.self), key.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            } else if let base = key.baseAddress, !key.isEmpty {
+                withUnsafeMutableBytes(of: &words) { $0.baseAddress.unsafelyUnwrapped.copyMemory(from: base, byteCount: key.count) }
             }
             high = UInt64(bigEndian: words.0)
             low = UInt64(bigEndian: words.1)
@@ -322,28 +347,28 @@ struct OrderedTable {
 
     /// The index of the leaf that holds `key` or would hold it: the last leaf whose first key
     /// is ≤ `key` (0 when `key` sorts before every leaf).
-    private func leafIndex(_ key: UnsafeRawBufferPointer, _ head: Head) -> Int {
+    private func leafIndex(_ key: UnsafeRawBufferPointer, _ head: Head, _ tables: Storage) -> Int {
         leaves.withUnsafeBufferPointer { leaves in
             var low = 0
             var high = leaves.count - 1
             while low < high {
                 let mid = (low + high + 1) / 2
-                if leaves[mid][0].compare(key, head) <= 0 { low = mid } else { high = mid - 1 }
+                if leaves[mid][0].compare(key, head, tables) <= 0 { low = mid } else { high = mid - 1 }
             }
             return low
         }
     }
 
     /// The first position in `leaf` whose key is ≥ `key`, and whether it is equal.
-    private func lowerBound(_ leaf: [Leaf], _ key: UnsafeRawBufferPointer, _ head: Head) -> (index: Int, found: Bool) {
+    private func lowerBound(_ leaf: [Leaf], _ key: UnsafeRawBufferPointer, _ head: Head, _ tables: Storage) -> (index: Int, found: Bool) {
         leaf.withUnsafeBufferPointer { leaf in
             var low = 0
             var high = leaf.count
             while low < high {
                 let mid = (low + high) / 2
-                if leaf[mid].compare(key, head) < 0 { low = mid + 1 } else { high = mid }
+                if leaf[mid].compare(key, head, tables) < 0 { low = mid + 1 } else { high = mid }
             }
-            return (low, low < leaf.count && leaf[low].compare(key, head) == 0)
+            return (low, low < leaf.count && leaf[low].compare(key, head, tables) == 0)
         }
     }
 
@@ -351,14 +376,19 @@ struct OrderedTable {
     /// it is or would go) and whether it is there. Nil when the table is empty.
     private func position(_ key: UnsafeRawBufferPointer) -> (leaf: Int, index: Int, found: Bool)? {
         guard !leaves.isEmpty else { return nil }
-        let head = Head(key)
-        let l = leafIndex(key, head)
-        let (i, found) = lowerBound(leaves[l], key, head)
-        return (l, i, found)
+        return withStorage { tables in
+            let head = Head(key)
+            let l = leafIndex(key, head, tables)
+            let (i, found) = lowerBound(leaves[l], key, head, tables)
+            return (l, i, found)
+        }
     }
 
     /// The last key, if any.
-    var lastKey: [UInt8]? { leaves.last?.last?.key }
+    var lastKey: [UInt8]? {
+        guard let last = leaves.last?.last else { return nil }
+        return withStorage { Array($0.key(last.entry)) }
+    }
 
     // MARK: Changes
 
@@ -378,11 +408,24 @@ struct OrderedTable {
     /// without keeping the buffer), straight into the arena; returns the value it replaced.
     @discardableResult
     mutating func set(_ key: [UInt8], reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8]? {
-        if let last = lastFound, arena.withUnsafeBytes({ a in key.withUnsafeBytes { Self.compare(Self.recordKey(a, Int(last.payload)), $0) == 0 } }) {
+        key.withUnsafeBytes { set(bytes: $0, reserving: count, fill).old }
+    }
+
+    /// ``set(_:reserving:_:)`` for a key lent as bytes (not bytes of this table), whose hash
+    /// (``ByteHashIndex/hash(_:)`` of `key`) may be given when known: returns the entry's
+    /// number and the value it replaced, nil when the entry is new (for ``removeEntry(_:)``).
+    /// A new key costs one hash lookup, one search of the leaves and no allocation but the
+    /// amortized growth of the arena, the index and a leaf (docs/performance.md, "Issue 8
+    /// speed round 9 (fold inserts)").
+    @discardableResult
+    mutating func set(bytes key: UnsafeRawBufferPointer, hash known: UInt64? = nil, reserving count: Int,
+                      _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> (entry: Int32, old: [UInt8]?) {
+        assert(known == nil || known == ByteHashIndex.hash(key), "OrderedTable.set: a hash that is not the key's")
+        if let last = lastFound, arena.withUnsafeBytes({ Self.compare(Self.recordKey($0, Int(last.payload)), key) == 0 }) {
             return replace(last, key, count: count, fill)
         }
-        let hash = key.withUnsafeBytes { ByteHashIndex.hash($0) }
-        if let found = key.withUnsafeBytes({ find($0, hash: hash) }) {
+        let hash = known ?? ByteHashIndex.hash(key)
+        if let found = find(key, hash: hash) {
             return replace(found, key, count: count, fill)
         }
         let entry: Int32
@@ -395,43 +438,52 @@ struct OrderedTable {
             offsets.append(-1)
             links.append(-1)
         }
-        let offset = key.withUnsafeBytes { appendRecord(entry, $0, count: count, fill) }
+        let offset = appendRecord(entry, key, count: count, fill)
         offsets[Int(entry)] = offset
         lastFound = nil
         index.insert(UInt64(offset), hash: hash)
-        guard let (l, i, _) = key.withUnsafeBytes({ position($0) }) else {
-            leaves = [[Leaf(key: key, entry: entry)]]
-            return nil
+        let leaf = Leaf(head: Head(key), entry: entry)
+        guard let (l, i, _) = position(key) else {
+            leaves = [[leaf]]
+            return (entry, nil)
         }
-        leaves[l].insert(Leaf(key: key, entry: entry), at: i)
+        leaves[l].insert(leaf, at: i)
         if leaves[l].count > Self.leafCapacity {
             let half = leaves[l].count / 2
             let right = Array(leaves[l][half...])
             leaves[l].removeSubrange(half...)
             leaves.insert(right, at: l + 1)
         }
-        return nil
+        return (entry, nil)
     }
 
-    /// Replaces the value of the entry `found`, whose key is `key`, with `count` bytes that
-    /// `fill` writes: in place when the length is the same, else in a new record (the old one
-    /// becomes garbage).
-    private mutating func replace(_ found: ByteHashIndex.Found, _ key: [UInt8], count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
+    /// Replaces the value of the entry `found`, whose key is `key` (not bytes of this table),
+    /// with `count` bytes that `fill` writes: in place when the length is the same, else in a
+    /// new record (the old one becomes garbage). Returns the entry's number and the old value.
+    private mutating func replace(_ found: ByteHashIndex.Found, _ key: UnsafeRawBufferPointer, count: Int,
+                                  _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> (entry: Int32, old: [UInt8]) {
         let offset = Int(found.payload)
         let old = withValue(at: offset) { Array($0) }
+        let entry = arena.withUnsafeBytes { Self.entry($0, offset) }
         if old.count == count {
             let start = offset + Self.header + key.count
             arena.withUnsafeMutableBytes { a in fill(UnsafeMutableRawBufferPointer(rebasing: a[start..<(start + count)])) }
-            return old
+            return (Int32(entry), old)
         }
         garbage += recordSize(at: offset)
-        let entry = arena.withUnsafeBytes { Self.entry($0, offset) }
-        let moved = key.withUnsafeBytes { appendRecord(Int32(entry), $0, count: count, fill) }
+        let moved = appendRecord(Int32(entry), key, count: count, fill)
         offsets[entry] = moved
         index.setPayload(UInt64(moved), slot: found.slot)
         lastFound = ByteHashIndex.Found(payload: UInt64(moved), slot: found.slot)
         compactIfWasteful()
-        return old
+        return (Int32(entry), old)
+    }
+
+    /// Removes entry `entry` (from ``set(bytes:hash:reserving:_:)``, which made it, with no
+    /// entry added or removed since): an undone insert.
+    mutating func removeEntry(_ entry: Int32) {
+        let key = withStorage { Array($0.key(entry)) }
+        remove(key)
     }
 
     /// Removes `key`; returns the value it had.
@@ -461,10 +513,19 @@ struct OrderedTable {
     /// with `reverse` backwards from the largest key ≤ `start` (nil: the last), until `body`
     /// returns false.
     func forEach(from start: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows {
+        if let start {
+            try start.withUnsafeBytes { try forEach(fromBytes: $0, reverse: reverse, body) }
+        } else {
+            try forEach(fromBytes: nil, reverse: reverse, body)
+        }
+    }
+
+    /// ``forEach(from:reverse:_:)`` from a key lent as bytes.
+    func forEach(fromBytes start: UnsafeRawBufferPointer?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows {
         guard !leaves.isEmpty else { return }
         var l: Int
         var i: Int
-        if let start, let (leaf, index, found) = start.withUnsafeBytes({ position($0) }) {
+        if let start, let (leaf, index, found) = position(start) {
             l = leaf
             i = index
             if reverse, !found { i -= 1 } // the largest key < start
@@ -475,9 +536,9 @@ struct OrderedTable {
             l = 0
             i = 0
         }
-        try arena.withUnsafeBytes { arena in
+        try withStorage { tables in
             func visit(_ leaf: Leaf) throws -> Bool {
-                try leaf.key.withUnsafeBytes { k in try body(k, Self.recordValue(arena, offsets[Int(leaf.entry)])) }
+                try body(tables.key(leaf.entry), tables.value(leaf.entry))
             }
             if reverse {
                 while l >= 0 {
@@ -503,13 +564,13 @@ struct OrderedTable {
         }
     }
 
-    /// Every entry in key order (keys shared, values copied out of the arena).
+    /// Every entry in key order (keys and values copied out of the arena).
     func entries() -> [(key: [UInt8], value: [UInt8])] {
         var all: [(key: [UInt8], value: [UInt8])] = []
         all.reserveCapacity(count)
-        arena.withUnsafeBytes { arena in
+        withStorage { tables in
             for leaf in leaves {
-                for e in leaf { all.append((e.key, Array(Self.recordValue(arena, offsets[Int(e.entry)])))) }
+                for e in leaf { all.append((Array(tables.key(e.entry)), Array(tables.value(e.entry)))) }
             }
         }
         return all
