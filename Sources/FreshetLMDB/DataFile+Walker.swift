@@ -181,18 +181,25 @@ extension DataFile {
             // their bounds are checked and no bytes are copied (a store's open checks every
             // page; copying each key and value made that most of the check's cost).
             let materialize = onEntry != nil || role != .plain
-            var value: [UInt8]
+            // Made only when they are read: an empty array made and freed per entry was two
+            // releases for each of W5's 1.3 M entries (docs/performance.md, "Issue 8 speed
+            // round 9 (reading side)").
+            var overflowValue: [UInt8]?
             if flags & 0x01 != 0 {  // F_BIGDATA: the data lives on overflow pages
                 guard keyRange.upperBound + 8 <= size else { throw DataFile.damage(number, "node \(i)'s overflow page number runs past the page end") }
                 let first = Int(clamping: DataFile.u64(p, keyRange.upperBound))
-                value = try overflow(first, bytes: dataSize, from: number, read: materialize)
+                overflowValue = try overflow(first, bytes: dataSize, from: number, read: materialize)
             } else {
                 guard keyRange.upperBound + dataSize <= size else { throw DataFile.damage(number, "node \(i)'s \(dataSize)-byte value runs past the page end") }
-                value = materialize ? Array(p[keyRange.upperBound ..< keyRange.upperBound + dataSize]) : []
             }
             if order != nil { try order?.leafKey(UnsafeRawBufferPointer(rebasing: p[keyRange]), page: number, node: i) }
-            let key = materialize ? Array(p[keyRange]) : []
             let isSub = flags & 0x02 != 0
+            if role == .plain || (role == .main && !isSub) {
+                if isSub || flags & 0x04 != 0 { throw DataFile.damage(number, "node \(i) has flags 0x\(String(flags, radix: 16)), which a store never writes here") }
+            }
+            guard materialize else { return }
+            let value = overflowValue ?? Array(p[keyRange.upperBound ..< keyRange.upperBound + dataSize])
+            let key = Array(p[keyRange])
             switch role {
             case .main where isSub:
                 guard value.count == DataFile.treeSize else { throw DataFile.damage(number, "node \(i) is a named database with a \(value.count)-byte description") }
@@ -206,7 +213,7 @@ extension DataFile {
                     throw DataFile.damage(number, "node \(i) lists free page \(DataFile.u64(value, 8 * k)), past the last page \(meta.lastPage)")
                 }
             case .main, .plain:
-                if isSub || flags & 0x04 != 0 { throw DataFile.damage(number, "node \(i) has flags 0x\(String(flags, radix: 16)), which a store never writes here") }
+                break  // checked above
             }
             onEntry?(key, value, isSub)
         }

@@ -87,6 +87,60 @@ struct RowChangesDecodingTests {
         }
     }
 
+    /// Which of ``accepted`` the log tools fold from prepared bytes alone (one upserted row, no origin).
+    static let preparedNames: Set<String> = ["one upsert", "unknown tags outside and inside an op", "a repeated ID and JSON: the last ones",
+                                             "a padded length, a byte after the op's kind"]
+
+    @Test("leaving out a prepared upsert's row: the same layout, an event of the same kind with no ops, the spare kept; any other change as before",
+          arguments: accepted.map(\.name))
+    func leftOutRow(name: String) throws {
+        let bytes = try #require(Self.accepted.first { $0.name == name }).bytes
+        for kind in [EventKind.localWrite, .changed] {
+            let general = try bytes.withUnsafeBytes { try Event.decode(kind: kind, payload: ByteReader($0)) }
+            var rows = RowJSONBlocks.shared(blockSize: 256)
+            let left: [Event.RowChanges.Op] = [.delete(id: "left over"), .delete(id: "and another")]
+            var spare = left
+            var layout = RowChangesLayout()
+            let fast = try #require(bytes.withUnsafeBytes {
+                Event.decodeRowChanges(kind: kind, payload: ByteReader($0), rows: &rows, spare: &spare, layout: &layout, leavesOutPreparedRow: true)
+            })
+            Self.expectLayout(layout, of: general, in: bytes, name)
+            #expect(layout.isPreparedUpsert == Self.preparedNames.contains(name), "\(name)")
+            if layout.isPreparedUpsert {
+                #expect(fast == (kind == .changed ? .changed(.init([])) : .localWrite(.init([]))), "\(name), \(kind)")
+                #expect(spare == left, "\(name)")
+            } else {
+                #expect(fast == general, "\(name), \(kind)")
+                #expect(spare.isEmpty, "\(name)")
+            }
+        }
+    }
+
+    @Test("a prepared upsert's row is left out only up to the size limit; a second op, an origin or a delete keep it")
+    func leftOutLimits() throws {
+        func decoded(_ event: Event) throws -> (Event?, RowChangesLayout) {
+            let bytes = event.encodedPayload()
+            var rows = RowJSONBlocks.shared()
+            var spare: [Event.RowChanges.Op] = []
+            var layout = RowChangesLayout()
+            let fast = bytes.withUnsafeBytes {
+                Event.decodeRowChanges(kind: event.kind, payload: ByteReader($0), rows: &rows, spare: &spare, layout: &layout, leavesOutPreparedRow: true)
+            }
+            return (fast, layout)
+        }
+        let atLimit = Row(id: "1", json: Data(repeating: 0x61, count: FoldChunk.preparedRowLimit))
+        let overLimit = Row(id: "1", json: Data(repeating: 0x61, count: FoldChunk.preparedRowLimit + 1))
+        let (small, smallLayout) = try decoded(.localWrite(.init([.upsert(atLimit)])))
+        #expect(small == .localWrite(.init([])))
+        #expect(smallLayout.isPreparedUpsert && smallLayout.jsonCount == FoldChunk.preparedRowLimit)
+        for kept in [Event.localWrite(.init([.upsert(overLimit)])), .localWrite(.init([.upsert(Self.pikachu), .delete(id: "26")])),
+                     .localWrite(.init([.delete(id: "26")])), .changed(.init([.upsert(Self.pikachu)], origin: PushOrigin(source: "sse", eventID: "7")))] {
+            let (event, layout) = try decoded(kept)
+            #expect(event == kept)
+            #expect(!layout.isPreparedUpsert)
+        }
+    }
+
     /// `layout` says where the first op of `event` (a row change decoded from `bytes`) lies.
     static func expectLayout(_ layout: RowChangesLayout, of event: Event, in bytes: [UInt8], _ name: String) {
         guard case .localWrite(let changes) = event else {
@@ -130,6 +184,9 @@ struct RowChangesDecodingTests {
         var spare: [Event.RowChanges.Op] = []
         var layout = RowChangesLayout()
         #expect(bytes.withUnsafeBytes { Event.decodeRowChanges(kind: .localWrite, payload: ByteReader($0), rows: &rows, spare: &spare, layout: &layout) } == nil)
+        #expect(bytes.withUnsafeBytes {
+            Event.decodeRowChanges(kind: .localWrite, payload: ByteReader($0), rows: &rows, spare: &spare, layout: &layout, leavesOutPreparedRow: true)
+        } == nil)
         let error = #expect(throws: FormatError.self) { try bytes.withUnsafeBytes { try Event.decode(kind: .localWrite, payload: ByteReader($0)) } }
         #expect(error?.reason == reason)
         // Through the record decoder, as the log tools meet it: the same message either way.
@@ -199,8 +256,8 @@ struct RowChangesDecodingTests {
         #expect(own == six)
     }
 
-    @Test("an emptied chunk hands out its folded records' ops arrays in order, nothing for other records, then nothing")
-    func recycledOps() {
+    @Test("an emptied chunk hands out its folded row changes' ops arrays in order, other records and left-out rows skipped, then nothing")
+    func recycledOps() throws {
         let write = LogRecord(lsn: 1, timestamp: TestClock.now, collection: "favourites", event: .localWrite(.init([.upsert(Self.pikachu), .delete(id: "26")])))
         let invalidated = LogRecord(lsn: 2, timestamp: TestClock.now, collection: "favourites", event: .invalidated(.init(reason: "pulled")))
         let pushed = LogRecord(lsn: 3, timestamp: TestClock.now, collection: "pokemon", event: .changed(.init([.upsert(Self.raichu)], origin: PushOrigin(source: "sse", eventID: "1"))))
@@ -208,13 +265,25 @@ struct RowChangesDecodingTests {
         for record in [write, invalidated, pushed] {
             record.encoded().withUnsafeBytes { chunk.append(record, bytes: $0) }
         }
+        // A one-row upsert decoded with its row left out: appended from its layout, it holds no ops.
+        let prepared = LogRecord(lsn: 4, timestamp: TestClock.now, collection: "favourites", event: .localWrite(.init([.upsert(Self.raichu)])))
+        try prepared.encoded().withUnsafeBytes { raw in
+            var rows = RowJSONBlocks.shared()
+            var ops: [Event.RowChanges.Op] = []
+            var layout: RowChangesLayout?
+            var names: CollectionNames? = CollectionNames()
+            let decoded = try LogRecord.decode(raw, expectedLSN: 4, rows: &rows, ops: &ops, layout: &layout, names: &names, leavesOutPreparedRow: true)
+            #expect(decoded.event == .localWrite(.init([])))
+            #expect(layout?.isPreparedUpsert == true)
+            chunk.append(decoded, bytes: raw, layout: layout)
+        }
         #expect(chunk.recycledOps() == [])
         chunk.removeAll()
         #expect(chunk.count == 0)
         let first = chunk.recycledOps()
         #expect(first == [.upsert(Self.pikachu), .delete(id: "26")])
-        #expect(chunk.recycledOps() == [])
         #expect(chunk.recycledOps() == [.upsert(Self.raichu)])
+        #expect(chunk.recycledOps() == [])
         #expect(chunk.recycledOps() == [])
         // Emptied again, the records refilled since are the ones handed out.
         chunk.append(invalidated, bytes: UnsafeRawBufferPointer(start: nil, count: 0))

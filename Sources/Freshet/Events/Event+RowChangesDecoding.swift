@@ -20,16 +20,45 @@ extension Event {
     ///
     /// `layout` is set to where the returned event's first op lies in `payload`'s bytes
     /// (``RowChangesLayout``); left as it is when the result is nil.
+    ///
+    /// With `leavesOutPreparedRow`, a change the log tools fold from the prepared bytes alone
+    /// (``RowChangesLayout/isPreparedUpsert``: one upserted row, no origin) comes back with no
+    /// ops: the same kind, an empty `ops`, `spare` left as it is (not emptied), `layout` as without it —
+    /// checked as fully (the ID's UTF-8 included), so it is nil exactly when it would be. No
+    /// `String`, `Data` or op is made for it (the ID and the JSON are read from the record's
+    /// bytes by ``FoldChunk/append(_:bytes:layout:)``; docs/performance.md, "Issue 8 speed round 9
+    /// (reading side)").
     static func decodeRowChanges(kind: EventKind, payload: ByteReader, rows: inout RowJSONBlocks, spare: inout [RowChanges.Op],
-                                 layout: inout RowChangesLayout) -> Event? {
+                                 layout: inout RowChangesLayout, leavesOutPreparedRow: Bool = false) -> Event? {
         let bytes = payload.bytes
         var i = payload.offset
         let end = payload.end
         var ops: [RowChanges.Op] = []
-        swap(&ops, &spare)
+        // The spare array is taken only when an op is made: a left-out row leaves it to the next record.
+        var tookSpare = false
         var count = 0
         var origin: PushOrigin?
         var first = RowChangesLayout()
+        // The first op is made when a second one (or the end) shows it is needed.
+        func add(_ op: RowChanges.Op) {
+            if !tookSpare {
+                swap(&ops, &spare)
+                tookSpare = true
+            }
+            // Over the spare array's ops; without one, the first op as a one-element
+            // literal: an allocation of its exact size, not `append`'s growth path.
+            if count < ops.count {
+                ops[count] = op
+            } else if ops.capacity == 0 {
+                ops = [op]
+            } else {
+                ops.append(op)
+            }
+            count += 1
+        }
+        // Whether the first op is checked but not made yet.
+        var firstPending = false
+        var seen = 0
         while i < end {
             guard let tag = varint(bytes, at: &i, end: end), let length = varint(bytes, at: &i, end: end),
                   length <= UInt64(end - i) else { return nil }
@@ -38,18 +67,18 @@ extension Event {
             switch tag {
             case 1:
                 var opLayout = RowChangesLayout()
-                guard let op = rowOp(bytes, from: i, end: valueEnd, rows: &rows, layout: &opLayout) else { return nil }
-                if count == 0 { first = opLayout }
-                // Over the spare array's ops; without one, the first op as a one-element
-                // literal: an allocation of its exact size, not `append`'s growth path.
-                if count < ops.count {
-                    ops[count] = op
-                } else if ops.capacity == 0 {
-                    ops = [op]
-                } else {
-                    ops.append(op)
+                guard rowOpLayout(bytes, from: i, end: valueEnd, layout: &opLayout) else { return nil }
+                if firstPending {
+                    add(rowOp(bytes, first, rows: &rows))
+                    firstPending = false
                 }
-                count += 1
+                if seen == 0 {
+                    first = opLayout
+                    firstPending = true
+                } else {
+                    add(rowOp(bytes, opLayout, rows: &rows))
+                }
+                seen += 1
             case 2:
                 do {
                     origin = try PushOrigin.decodeField(ByteReader(bytes, from: i, end: valueEnd))
@@ -60,59 +89,70 @@ extension Event {
                 break
             }
         }
-        if count < ops.count { ops.removeSubrange(count...) }
-        first.opCount = count
+        first.opCount = seen
         first.hasOrigin = origin != nil
+        if !(firstPending && leavesOutPreparedRow && first.isPreparedUpsert) {
+            if firstPending { add(rowOp(bytes, first, rows: &rows)) }
+            // Taken as the ops' array even when there is none (then emptied below).
+            if !tookSpare { swap(&ops, &spare) }
+        }
+        if count < ops.count { ops.removeSubrange(count...) }
         layout = first
         let changes = RowChanges(ops, origin: origin)
         return kind == .changed ? .changed(changes) : .localWrite(changes)
     }
 
-    /// One row op message (`bytes[start ..< end]`): kind 1 (upsert) with the row's ID and JSON,
-    /// or kind 2 (delete) with the ID; nil as for ``decodeRowChanges(kind:payload:rows:spare:layout:)``.
-    /// Where its ID and JSON lie, and whether it is an upsert, go into `layout`.
-    private static func rowOp(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int, rows: inout RowJSONBlocks,
-                              layout: inout RowChangesLayout) -> RowChanges.Op? {
+    /// Checks one row op message (`bytes[start ..< end]`) as ``rowOp(_:from:end:layout:rows:)``
+    /// reads it — kind 1 (upsert) or 2 (delete), an ID of valid UTF-8 — and puts where its ID
+    /// and JSON lie, and whether it is an upsert, into `layout`; false where the general decoder
+    /// must decide (as for ``decodeRowChanges(kind:payload:rows:spare:layout:leavesOutPreparedRow:)``).
+    private static func rowOpLayout(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int, layout: inout RowChangesLayout) -> Bool {
         var i = start
         var op: UInt64 = 0
-        var id: String?
-        var json: UnsafeRawBufferPointer?
+        var hasID = false
         while i < end {
             guard let tag = varint(bytes, at: &i, end: end), let length = varint(bytes, at: &i, end: end),
-                  length <= UInt64(end - i) else { return nil }
+                  length <= UInt64(end - i) else { return false }
             let valueEnd = i + Int(length)
-            let value = UnsafeRawBufferPointer(rebasing: bytes[i..<valueEnd])
             switch tag {
             case 1:
                 // The general decoder reads a varint from the value and ignores what follows it.
                 var at = i
-                guard let kind = varint(bytes, at: &at, end: valueEnd) else { return nil }
+                guard let kind = varint(bytes, at: &at, end: valueEnd) else { return false }
                 op = kind
             case 2:
-                guard let s = String.validatingUTF8(value) else { return nil }
-                id = s
+                let value = UnsafeRawBufferPointer(rebasing: bytes[i..<valueEnd])
+                guard String.isASCII(value) || String(validating: value, as: UTF8.self) != nil else { return false }
+                hasID = true
                 layout.idStart = i
                 layout.idCount = value.count
             case 3:
-                json = value
                 layout.jsonStart = i
-                layout.jsonCount = value.count
+                layout.jsonCount = valueEnd - i
             default:
                 break
             }
             i = valueEnd
         }
-        guard let id else { return nil }
+        guard hasID else { return false }
         switch op {
         case 1:
             layout.firstIsUpsert = true
-            return .upsert(Row(id: id, json: json.map { rows.data($0) } ?? Data()))
+            return true
         case 2:
             // A delete's JSON field, if any, is not part of the op.
             layout.jsonCount = 0
-            return .delete(id: id)
-        default: return nil
+            return true
+        default: return false
         }
+    }
+
+    /// The op of a row op message that ``rowOpLayout(_:from:end:layout:)`` accepted and wrote
+    /// `layout` for: the row's ID and JSON (from `rows`; none: an empty `Data`), or the deleted ID.
+    private static func rowOp(_ bytes: UnsafeRawBufferPointer, _ layout: RowChangesLayout, rows: inout RowJSONBlocks) -> RowChanges.Op {
+        let id = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[layout.idStart..<(layout.idStart + layout.idCount)]), as: UTF8.self)
+        guard layout.firstIsUpsert else { return .delete(id: id) }
+        return .upsert(Row(id: id, json: rows.data(UnsafeRawBufferPointer(rebasing: bytes[layout.jsonStart..<(layout.jsonStart + layout.jsonCount)]))))
     }
 
     /// The LEB128 varint at `bytes[i]` (before `end`), advancing `i`; nil when it is truncated
@@ -138,7 +178,7 @@ extension Event {
     }
 }
 
-/// Where the first op of a row change (``Event/decodeRowChanges(kind:payload:rows:spare:layout:)``)
+/// Where the first op of a row change (``Event/decodeRowChanges(kind:payload:rows:spare:layout:leavesOutPreparedRow:)``)
 /// lies in the bytes it was decoded from: offsets from the first byte of the buffer the
 /// payload is in (for a log record, the record's own bytes), counts in bytes. The log tools'
 /// reading thread copies the op's ID and JSON from there (``FoldChunk/append(_:bytes:layout:)``)
@@ -158,4 +198,11 @@ struct RowChangesLayout {
     /// `json`, 0 bytes when the op has none.
     var jsonStart = 0
     var jsonCount = 0
+
+    /// Whether the log tools fold this change from the bytes the reading thread prepares
+    /// (``FoldChunk/Upsert``, ``Fold/applyLocalUpsert(_:bytes:record:slot:tables:_:state:in:)``)
+    /// and never read its ops: one op, an upsert, no push origin (what ``Fold/apply(lent:to:in:)``
+    /// folds through ``Fold/upsert(_:state:prefix:in:)`` alone), a row of at most
+    /// ``FoldChunk/preparedRowLimit`` bytes of JSON.
+    var isPreparedUpsert: Bool { opCount == 1 && firstIsUpsert && !hasOrigin && jsonCount <= FoldChunk.preparedRowLimit }
 }

@@ -187,10 +187,14 @@ public struct LogRecord: Sendable, Hashable {
 
     /// The same decoding, `layout` set to where the first op of a `changed` or `localWrite`
     /// record lies in `bytes` (``RowChangesLayout``), nil for any other record or one the
-    /// one-pass decoder left to the general one (``Event/decodeRowChanges(kind:payload:rows:spare:layout:)``);
-    /// the collection's name taken from `names` (``CollectionNames``) unless it is nil.
+    /// one-pass decoder left to the general one (``Event/decodeRowChanges(kind:payload:rows:spare:layout:leavesOutPreparedRow:)``);
+    /// the collection's name taken from `names` (``CollectionNames``) unless it is nil. With
+    /// `leavesOutPreparedRow`, a change whose `layout` says it is folded from the prepared bytes
+    /// alone (``RowChangesLayout/isPreparedUpsert``) gets an event of its kind with no ops
+    /// (``Event/decodeRowChanges(kind:payload:rows:spare:layout:leavesOutPreparedRow:)``): only
+    /// for the log tools' chunks, whose records nobody else reads. The same errors.
     static func decode(_ bytes: UnsafeRawBufferPointer, expectedLSN: LSN?, rows: inout RowJSONBlocks, ops: inout [Event.RowChanges.Op],
-                       layout: inout RowChangesLayout?, names: inout CollectionNames?) throws(StoreError) -> LogRecord {
+                       layout: inout RowChangesLayout?, names: inout CollectionNames?, leavesOutPreparedRow: Bool = false) throws(StoreError) -> LogRecord {
         layout = nil
         // Built only for an error: formatting the LSN for every record was a string
         // allocated and freed per record (docs/performance.md, W5, round 4).
@@ -242,7 +246,8 @@ public struct LogRecord: Sendable, Hashable {
             // kind, through the general decoder.
             let event: Event
             var first = RowChangesLayout()
-            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops, layout: &first) {
+            if kind == .localWrite || kind == .changed, let changes = Event.decodeRowChanges(kind: kind, payload: payload, rows: &rows, spare: &ops, layout: &first,
+                                                                                                         leavesOutPreparedRow: leavesOutPreparedRow) {
                 event = changes
                 layout = first
             } else {

@@ -76,6 +76,12 @@ struct FoldChunk: Sendable {
     /// Folded records kept to be refilled (``recycledOps()``), and the next one to take from.
     private var recycled: [LogRecord] = []
     private var nextRecycled = 0
+    /// The indices in ``records`` of the row changes that hold ops (in ``recycled`` once folded):
+    /// the only ones ``recycledOps()`` takes arrays from. A change whose row was left out by
+    /// the decoder (``RowChangesLayout/isPreparedUpsert``) holds none, and reaching its event
+    /// cost a retain and a release.
+    private var withOps: [Int] = []
+    private var recycledWithOps: [Int] = []
 
     /// Empties the chunk for the next one, keeping the arrays' capacity (``FoldPipeline/submit(_:)``
     /// hands folded chunks back this way). The records are not freed but kept (``recycledOps()``):
@@ -86,6 +92,8 @@ struct FoldChunk: Sendable {
         // The two arrays take turns; the first time, the one taking the records' place is new.
         records.reserveCapacity(recycled.capacity)
         nextRecycled = 0
+        recycledWithOps.removeAll(keepingCapacity: true)
+        swap(&withOps, &recycledWithOps)
         proposals.removeAll(keepingCapacity: true)
         upserts.removeAll(keepingCapacity: true)
         upsertCount = 0
@@ -97,6 +105,9 @@ struct FoldChunk: Sendable {
         problems.removeAll(keepingCapacity: true)
     }
 
+    /// Whether ``recycledOps()`` has a folded record's array left to hand out.
+    var hasRecycledOps: Bool { nextRecycled < recycledWithOps.count }
+
     /// The ops array of a folded record of this chunk, its ops still in it, for the decoder to
     /// overwrite (``LogRecord/decode(_:expectedLSN:rows:ops:)``); an empty array when none is
     /// left or the record was no row change.
@@ -107,12 +118,12 @@ struct FoldChunk: Sendable {
     /// record's array was allocated when decoded and freed when its chunk came back
     /// (docs/performance.md, W5).
     mutating func recycledOps() -> [Event.RowChanges.Op] {
-        guard nextRecycled < recycled.count else { return [] }
+        guard hasRecycledOps else { return [] }
         // The event is swapped out of the kept record (an empty row change left in its place)
         // and its array moved out of it: nothing is copied or retained, so the array stays
         // uniquely referenced and is written in place.
         var event = Event.localWrite(Event.RowChanges([]))
-        swap(&event, &recycled[nextRecycled].event)
+        swap(&event, &recycled[recycledWithOps[nextRecycled]].event)
         nextRecycled += 1
         switch consume event {
         case .changed(var changes), .localWrite(var changes):
@@ -128,6 +139,7 @@ struct FoldChunk: Sendable {
     /// the read transaction) only for a proposal; its ``Upsert`` prepared from its event.
     mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer) {
         if record.kind == .mutationProposed { proposals.append(Array(bytes)) }
+        if record.kind == .localWrite || record.kind == .changed { withOps.append(records.count) }
         upserts.append(prepare(record, bytes: bytes))
         records.append(record)
     }
@@ -135,9 +147,12 @@ struct FoldChunk: Sendable {
     /// Adds `record` as ``append(_:bytes:)`` does, its ``Upsert`` prepared from `layout`: where
     /// the decoder found its first op in `bytes` (``LogRecord/decode(_:expectedLSN:rows:ops:layout:)``;
     /// nil: from the event). The same ``Upsert`` and bytes, without reaching the event's `String`
-    /// and `Data` (docs/performance.md, "Issue 8 speed round 8 (reading side)").
+    /// and `Data` (docs/performance.md, "Issue 8 speed round 8 (reading side)"). The record's
+    /// ops may have been left out by the decoder when `layout` is a prepared upsert's
+    /// (``RowChangesLayout/isPreparedUpsert``): the fold reads only the prepared bytes then.
     mutating func append(_ record: consuming LogRecord, bytes: UnsafeRawBufferPointer, layout: RowChangesLayout?) {
         guard let layout else { return append(record, bytes: bytes) }
+        if !layout.isPreparedUpsert { withOps.append(records.count) }
         upserts.append(prepare(layout, bytes: bytes))
         records.append(record)
     }
@@ -176,7 +191,7 @@ struct FoldChunk: Sendable {
         guard layout.opCount > 0 else { return Upsert() }
         let id = UnsafeRawBufferPointer(rebasing: bytes[layout.idStart..<(layout.idStart + layout.idCount)])
         // As in ``prepare(_:bytes:)``.
-        guard layout.firstIsUpsert, !layout.hasOrigin, layout.opCount == 1, layout.jsonCount <= Self.preparedRowLimit else {
+        guard layout.isPreparedUpsert else {
             return put(bytes, id: id, json: nil)
         }
         return put(bytes, id: id, json: UnsafeRawBufferPointer(rebasing: bytes[layout.jsonStart..<(layout.jsonStart + layout.jsonCount)]))

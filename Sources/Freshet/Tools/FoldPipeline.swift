@@ -35,6 +35,12 @@ final class FoldPipeline: @unchecked Sendable {
     private var spent: [FoldChunk] = []
     private var problems: [StoreProblem] = []
     private var failure: (any Error)?
+    /// Folded chunks emptied and kept for the caller (only its thread touches this): when no
+    /// chunk was folded since the last ``submit(_:)``, one of these is handed back instead of
+    /// the caller making a chunk whose buffers grow from nothing (about 45 of W5's 245 chunks
+    /// were, each growing its prepared bytes eight times: docs/performance.md, "Issue 8 speed
+    /// round 9 (reading side)"). At most the chunks ever in flight at once.
+    private var emptied: [FoldChunk] = []
     /// The caller submits nothing more (finish), or wants the worker gone (cancel).
     private var closed = false
     private var cancelled = false
@@ -53,9 +59,10 @@ final class FoldPipeline: @unchecked Sendable {
     }
 
     /// Queues `chunk` to be folded after the ones before it, waiting while ``depth`` chunks
-    /// wait already. Frees, on this thread, the chunks folded since the last call, and returns
-    /// one of them emptied (``FoldChunk/removeAll()``: its buffers kept) for the caller to fill
-    /// next; nil when none was folded yet.
+    /// wait already. Empties, on this thread, the chunks folded since the last call
+    /// (``FoldChunk/removeAll()``: their records freed, their buffers kept), and returns one
+    /// of them, or of those emptied before, for the caller to fill next; nil when none was
+    /// folded yet.
     /// - Throws: the error of a chunk that failed to fold (then `chunk` is not queued).
     @discardableResult
     func submit(_ chunk: consuming FoldChunk) throws -> FoldChunk? {
@@ -71,11 +78,12 @@ final class FoldPipeline: @unchecked Sendable {
         swap(&folded, &spent)
         condition.broadcast()
         condition.unlock()
-        // Freed here, outside the lock.
-        var reused = folded.popLast()
-        folded.removeAll()
-        reused?.removeAll()
-        return reused
+        // Emptied here, outside the lock (their records freed on this thread).
+        while var chunk = folded.popLast() {
+            chunk.removeAll()
+            emptied.append(chunk)
+        }
+        return emptied.popLast()
     }
 
     /// Waits until every submitted chunk is folded (or one failed) and the worker has ended;

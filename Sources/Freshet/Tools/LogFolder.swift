@@ -109,6 +109,9 @@ final class LogFolder {
         // allocation per row. Records a `visit` sees may be kept (`why`'s timeline), so they
         // get rows of their own, as every decoder outside the log tools' chunks does.
         var rows = visit == nil ? RowJSONBlocks.shared() : .separate
+        // Nobody but the fold reads the chunk's records then, and it folds a one-row upsert from
+        // the prepared bytes: its `Row` is not made (``RowChangesLayout/isPreparedUpsert``).
+        let leavesOutPreparedRows = visit == nil
         // Each collection's name made once, not once per record (``CollectionNames``).
         var names: CollectionNames? = CollectionNames()
         while !finished {
@@ -123,6 +126,10 @@ final class LogFolder {
                     // them and cost a check per access as well: `noteGap` takes them inout.)
                     var seen = lastSeen
                     var gaps = continuity
+                    // The ops array the next row change is decoded into: a folded record's
+                    // (``FoldChunk/recycledOps()``), taken only when the one held was used, so a
+                    // record whose row is left out takes and frees none.
+                    var ops: [Event.RowChanges.Op] = []
                     do {
                         defer {
                             lastSeen = seen
@@ -150,9 +157,9 @@ final class LogFolder {
                             // its ID and JSON from (``FoldChunk/append(_:bytes:layout:)``).
                             var layout: RowChangesLayout?
                             do throws(StoreError) {
-                                // A folded record's ops array refilled (``FoldChunk/recycledOps()``).
-                                var ops = chunk.recycledOps()
-                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops, layout: &layout, names: &names)
+                                if ops.capacity == 0, chunk.hasRecycledOps { ops = chunk.recycledOps() }
+                                record = try LogRecord.decode(value, expectedLSN: lsn, rows: &rows, ops: &ops, layout: &layout, names: &names,
+                                                              leavesOutPreparedRow: leavesOutPreparedRows)
                             } catch {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 chunk.problems.append(StoreProblem(database: "log", lsn: lsn, message: error.message))

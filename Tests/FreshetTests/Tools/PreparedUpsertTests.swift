@@ -74,6 +74,52 @@ struct PreparedUpsertTests {
         }
     }
 
+    @Test("a chunk of records decoded with prepared rows left out: the same upserts and bytes, and folded, the same tables")
+    func leftOutRows() throws {
+        try withScratchStore { store in
+            let dbs = store.state.dbs
+            let records = Self.records() + Self.moreRecords()
+            var full = FoldChunk(capacity: 32)
+            var leftOut = FoldChunk(capacity: 32)
+            var rows = RowJSONBlocks.shared()
+            var names: CollectionNames? = CollectionNames()
+            var emptied: [Int] = []
+            for (i, record) in records.enumerated() {
+                try record.encoded().withUnsafeBytes { raw in
+                    var ops: [Event.RowChanges.Op] = []
+                    var layout: RowChangesLayout?
+                    let decoded = try LogRecord.decode(raw, expectedLSN: record.lsn, rows: &rows, ops: &ops, layout: &layout, names: &names, leavesOutPreparedRow: true)
+                    #expect(decoded.lsn == record.lsn && decoded.kind == record.kind && decoded.collection == record.collection && decoded.timestamp == record.timestamp)
+                    if layout?.isPreparedUpsert == true {
+                        #expect(decoded.event == (record.kind == .changed ? .changed(.init([])) : .localWrite(.init([]))), "LSN \(record.lsn)")
+                        emptied.append(i)
+                    } else {
+                        #expect(decoded == record, "LSN \(record.lsn)")
+                    }
+                    leftOut.append(decoded, bytes: raw, layout: layout)
+                    full.append(record, bytes: raw)
+                }
+            }
+            // Exactly the records folded from prepared bytes (collection number 0 or more) were emptied.
+            #expect(emptied == [0, 1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 17])
+            #expect(leftOut.upserts.indices.filter { leftOut.upserts[$0].collection >= 0 } == emptied)
+            #expect(leftOut.upserts == full.upserts)
+            #expect(Array(leftOut.upsertBytes) == Array(full.upsertBytes))
+
+            let folded = ScratchState(dbs: dbs)
+            #expect(try folded.fold(leftOut).isEmpty)
+            let reference = ScratchState(dbs: dbs)
+            #expect(try reference.fold(full).isEmpty)
+            for db in [dbs.log, dbs.rows, dbs.rowIndex, dbs.marks, dbs.meta, dbs.pending, dbs.mutations, dbs.idMap, dbs.confirmed] {
+                let got = folded.tables.entries(db)
+                let want = reference.tables.entries(db)
+                #expect(got.map(\.key) == want.map(\.key), "\(db.name)")
+                #expect(got.map(\.value) == want.map(\.value), "\(db.name)")
+            }
+            #expect(folded.tables.count(dbs.rowIndex) == 8)
+        }
+    }
+
     /// Round 8's cases beside ``records()``: an ID of multi-byte UTF-8, an ID of 200 bytes (its
     /// length a 2-byte varint), a row at exactly the size limit, an empty ID and JSON, a two-op
     /// write whose first op is a delete, collections alternating.
