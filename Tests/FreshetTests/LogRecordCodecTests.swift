@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TestSupport
 @testable import Freshet
 
 @Suite("Log record encoding")
@@ -156,19 +155,17 @@ struct LogRecordCodecTests {
     }
 
     @Test("any damaged byte with a recomputed CRC decodes or throws a StoreError, never crashes", arguments: records)
-    func damagedPayloadNeverCrashes(record: LogRecord) async {
-        await offPool {
-            let body = Array(record.encoded().dropLast(4))
-            for offset in body.indices {
-                for value: UInt8 in [0x00, 0x01, 0x7F, 0x80, 0xFF] where body[offset] != value {
-                    var damaged = body
-                    damaged[offset] = value
-                    do {
-                        _ = try LogRecord.decode(Self.sealed(damaged))
-                    } catch {
-                        // Typed throws: whatever is thrown is a StoreError; it must carry a message.
-                        #expect(!error.message.isEmpty)
-                    }
+    func damagedPayloadNeverCrashes(record: LogRecord) {
+        let body = Array(record.encoded().dropLast(4))
+        for offset in body.indices {
+            for value: UInt8 in [0x00, 0x01, 0x7F, 0x80, 0xFF] where body[offset] != value {
+                var damaged = body
+                damaged[offset] = value
+                do {
+                    _ = try LogRecord.decode(Self.sealed(damaged))
+                } catch {
+                    // Typed throws: whatever is thrown is a StoreError; it must carry a message.
+                    #expect(!error.message.isEmpty)
                 }
             }
         }
