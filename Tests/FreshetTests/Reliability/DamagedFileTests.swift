@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Freshet
 import FreshetLMDB
 #if canImport(Glibc)
@@ -124,50 +125,54 @@ struct DamagedFileTests {
 
     @Test("827 header edits, 200 bit flips and 6 truncations of a 46-page store: every open in a child process ends with ok or a typed error, none crashes")
     func corpusNeverCrashes() async throws {
-        try await withTemporaryDirectory { root in
-            let (_, summary, edits, flips, truncations) = try await Self.fixtureCorpus(in: root)
-            let all = edits + flips + truncations
-            let outcomes = try await Self.openInChildren(all, under: root.appendingPathComponent("corpus"))
-            let crashes = outcomes.filter { $0.value.hasPrefix("crash") }.map { "\($0.key): \($0.value)" }.sorted()
-            #expect(crashes == [])
-            #expect(outcomes.count == all.count)
-            let allowed: Set<String> = ["ok", "error corrupted", "error notAStore", "error unsupportedFormat", "error storage", "error corruptRecord", "error checksumMismatch", "error unknownEventKind", "error invalidName"]
-            #expect(Set(outcomes.values).subtracting(allowed) == [])
-            let counts = Dictionary(grouping: outcomes.values, by: { $0 }).mapValues(\.count)
-            print("damaged-file corpus: \(edits.count) header edits, \(flips.count) flips, \(truncations.count) truncations, \(summary.lastPage + 1) pages; outcomes \(counts.sorted { $0.key < $1.key })")
+        try await offPool {
+            try await withTemporaryDirectory { root in
+                let (_, summary, edits, flips, truncations) = try await Self.fixtureCorpus(in: root)
+                let all = edits + flips + truncations
+                let outcomes = try await Self.openInChildren(all, under: root.appendingPathComponent("corpus"))
+                let crashes = outcomes.filter { $0.value.hasPrefix("crash") }.map { "\($0.key): \($0.value)" }.sorted()
+                #expect(crashes == [])
+                #expect(outcomes.count == all.count)
+                let allowed: Set<String> = ["ok", "error corrupted", "error notAStore", "error unsupportedFormat", "error storage", "error corruptRecord", "error checksumMismatch", "error unknownEventKind", "error invalidName"]
+                #expect(Set(outcomes.values).subtracting(allowed) == [])
+                let counts = Dictionary(grouping: outcomes.values, by: { $0 }).mapValues(\.count)
+                print("damaged-file corpus: \(edits.count) header edits, \(flips.count) flips, \(truncations.count) truncations, \(summary.lastPage + 1) pages; outcomes \(counts.sorted { $0.key < $1.key })")
+            }
         }
     }
 
     @Test("the check reads a file's pages in one go, through a map of the file or page by page with the same outcome for each of the 1,033 damaged files")
     func windowedCheckMatchesPageByPage() async throws {
-        try await withTemporaryDirectory { root in
-            let (original, summary, edits, flips, truncations) = try await Self.fixtureCorpus(in: root)
-            let path = root.appendingPathComponent("data.mdb").path
-            func outcome(_ pagesInOneGo: Bool, windowLimit: Int = DataFile.windowLimit) throws -> String {
-                let file = try DataFile(path: path)
-                do {
-                    let s = try file.check(readingPagesInOneGo: pagesInOneGo, windowLimit: windowLimit)
-                    return "ok \(s.pagesVisited) pages, \(s.databases)"
-                } catch {
-                    return "damage \(error)"
+        try await offPool {
+            try await withTemporaryDirectory { root in
+                let (original, summary, edits, flips, truncations) = try await Self.fixtureCorpus(in: root)
+                let path = root.appendingPathComponent("data.mdb").path
+                func outcome(_ pagesInOneGo: Bool, windowLimit: Int = DataFile.windowLimit) throws -> String {
+                    let file = try DataFile(path: path)
+                    do {
+                        let s = try file.check(readingPagesInOneGo: pagesInOneGo, windowLimit: windowLimit)
+                        return "ok \(s.pagesVisited) pages, \(s.databases)"
+                    } catch {
+                        return "damage \(error)"
+                    }
                 }
+                var damaged = 0
+                for variant in [Variant(name: "original", bytes: original)] + edits + flips + truncations {
+                    try Data(variant.bytes).write(to: URL(fileURLWithPath: path))
+                    let inOneGo = try outcome(true)
+                    #expect(inOneGo == (try outcome(false)), "\(variant.name)")
+                    // A window of 0 bytes: the file is larger, so it is mapped (W5's 146 MiB store is).
+                    #expect(inOneGo == (try outcome(true, windowLimit: 0)), "\(variant.name), mapped")
+                    if inOneGo.hasPrefix("damage") { damaged += 1 }
+                }
+                // The original is sound; 410 variants are found damaged by the check itself (the
+                // 402 `corrupted` and 8 `notAStore` opens of the corpus test), the rest later or not
+                // at all. 412 until the check let a file end before its last page when the walk
+                // reaches no page past the end: the two edits raising the current meta page's last
+                // page to 46 and 51 (of pages 0 ... 45) are sound now (docs/reliability.md).
+                #expect(try { try Data(original).write(to: URL(fileURLWithPath: path)); return try outcome(true) }() == "ok \(summary.pagesVisited) pages, \(summary.databases)")
+                #expect(damaged == 410)
             }
-            var damaged = 0
-            for variant in [Variant(name: "original", bytes: original)] + edits + flips + truncations {
-                try Data(variant.bytes).write(to: URL(fileURLWithPath: path))
-                let inOneGo = try outcome(true)
-                #expect(inOneGo == (try outcome(false)), "\(variant.name)")
-                // A window of 0 bytes: the file is larger, so it is mapped (W5's 146 MiB store is).
-                #expect(inOneGo == (try outcome(true, windowLimit: 0)), "\(variant.name), mapped")
-                if inOneGo.hasPrefix("damage") { damaged += 1 }
-            }
-            // The original is sound; 410 variants are found damaged by the check itself (the
-            // 402 `corrupted` and 8 `notAStore` opens of the corpus test), the rest later or not
-            // at all. 412 until the check let a file end before its last page when the walk
-            // reaches no page past the end: the two edits raising the current meta page's last
-            // page to 46 and 51 (of pages 0 ... 45) are sound now (docs/reliability.md).
-            #expect(try { try Data(original).write(to: URL(fileURLWithPath: path)); return try outcome(true) }() == "ok \(summary.pagesVisited) pages, \(summary.databases)")
-            #expect(damaged == 410)
         }
     }
 

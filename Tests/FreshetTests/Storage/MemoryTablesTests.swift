@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Freshet
 import FreshetLMDB
 
@@ -13,53 +14,55 @@ struct MemoryTablesTests {
     }
 
     @Test("5,000 random puts (some written in place, some larger than a page), deletes and walks give what an LMDB transaction gives, forwards and backwards from any key")
-    func sameAsLMDB() throws {
-        try withScratchStore { store in
-            let dbs = store.state.dbs
-            let db = dbs.confirmed
-            let memory = MemoryTables(dbs: dbs)
-            var g = DamagedFileTests.SplitMix(state: 8)
-            try store.env.write { txn in
-                for step in 0..<5_000 {
-                    let key = Self.key(&g)
-                    let value = [UInt8(truncatingIfNeeded: step), UInt8(truncatingIfNeeded: step >> 8)]
-                    switch Int.random(in: 0..<10, using: &g) {
-                    case 0..<4:
-                        try txn.put(db, key: key, value: value)
-                        try memory.put(db, key: key, value: value)
-                    case 4:
-                        // Written in place (MDB_RESERVE), sometimes larger than a page (an overflow page).
-                        let reserved = value + [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: step % 3 == 0 ? 5_000 : 1)
-                        func fill(_ out: UnsafeMutableRawBufferPointer) { reserved.withUnsafeBytes { out.copyMemory(from: $0) } }
-                        try txn.put(db, key: key, reserving: reserved.count, fill)
-                        try memory.put(db, key: key, reserving: reserved.count, fill)
-                    case 5:
-                        var lmdbRefused = false
-                        var memoryRefused = false
-                        do { try txn.put(db, key: key, value: value, noOverwrite: true) } catch { lmdbRefused = (error as? LMDBError)?.code == LMDBError.keyExists.code }
-                        do { try memory.put(db, key: key, value: value, noOverwrite: true) } catch { memoryRefused = (error as? LMDBError)?.code == LMDBError.keyExists.code }
-                        #expect(lmdbRefused == memoryRefused, "noOverwrite at step \(step)")
-                    case 6..<8:
-                        #expect(try txn.delete(db, key: key) == (try memory.delete(db, key: key)), "delete at step \(step)")
-                    default:
-                        let reverse = Bool.random(using: &g)
-                        let start: [UInt8]? = Bool.random(using: &g) ? key : nil
-                        func walk(_ t: borrowing some FoldTables & ~Copyable) throws -> [[UInt8]] {
-                            var seen: [[UInt8]] = []
-                            try t.forEach(db, from: start, reverse: reverse) { k, v in
-                                seen.append(Array(k) + [0xFF] + Array(v))
-                                return seen.count < 7
+    func sameAsLMDB() async throws {
+        try await offPool {
+            try withScratchStore { store in
+                let dbs = store.state.dbs
+                let db = dbs.confirmed
+                let memory = MemoryTables(dbs: dbs)
+                var g = DamagedFileTests.SplitMix(state: 8)
+                try store.env.write { txn in
+                    for step in 0..<5_000 {
+                        let key = Self.key(&g)
+                        let value = [UInt8(truncatingIfNeeded: step), UInt8(truncatingIfNeeded: step >> 8)]
+                        switch Int.random(in: 0..<10, using: &g) {
+                        case 0..<4:
+                            try txn.put(db, key: key, value: value)
+                            try memory.put(db, key: key, value: value)
+                        case 4:
+                            // Written in place (MDB_RESERVE), sometimes larger than a page (an overflow page).
+                            let reserved = value + [UInt8](repeating: UInt8(truncatingIfNeeded: step), count: step % 3 == 0 ? 5_000 : 1)
+                            func fill(_ out: UnsafeMutableRawBufferPointer) { reserved.withUnsafeBytes { out.copyMemory(from: $0) } }
+                            try txn.put(db, key: key, reserving: reserved.count, fill)
+                            try memory.put(db, key: key, reserving: reserved.count, fill)
+                        case 5:
+                            var lmdbRefused = false
+                            var memoryRefused = false
+                            do { try txn.put(db, key: key, value: value, noOverwrite: true) } catch { lmdbRefused = (error as? LMDBError)?.code == LMDBError.keyExists.code }
+                            do { try memory.put(db, key: key, value: value, noOverwrite: true) } catch { memoryRefused = (error as? LMDBError)?.code == LMDBError.keyExists.code }
+                            #expect(lmdbRefused == memoryRefused, "noOverwrite at step \(step)")
+                        case 6..<8:
+                            #expect(try txn.delete(db, key: key) == (try memory.delete(db, key: key)), "delete at step \(step)")
+                        default:
+                            let reverse = Bool.random(using: &g)
+                            let start: [UInt8]? = Bool.random(using: &g) ? key : nil
+                            func walk(_ t: borrowing some FoldTables & ~Copyable) throws -> [[UInt8]] {
+                                var seen: [[UInt8]] = []
+                                try t.forEach(db, from: start, reverse: reverse) { k, v in
+                                    seen.append(Array(k) + [0xFF] + Array(v))
+                                    return seen.count < 7
+                                }
+                                return seen
                             }
-                            return seen
+                            #expect(try walk(txn) == (try walk(memory)), "walk at step \(step) from \(start.map { "\($0)" } ?? "the end") reverse \(reverse)")
                         }
-                        #expect(try walk(txn) == (try walk(memory)), "walk at step \(step) from \(start.map { "\($0)" } ?? "the end") reverse \(reverse)")
+                        #expect(try txn.get(db, key: key) == (try memory.get(db, key: key)), "get at step \(step)")
                     }
-                    #expect(try txn.get(db, key: key) == (try memory.get(db, key: key)), "get at step \(step)")
+                    var all: [[UInt8]] = []
+                    try txn.forEach(db) { k, v in all.append(Array(k) + [0xFF] + Array(v)); return true }
+                    #expect(memory.entries(db).map { $0.key + [0xFF] + $0.value } == all)
+                    #expect(memory.count(db) == all.count)
                 }
-                var all: [[UInt8]] = []
-                try txn.forEach(db) { k, v in all.append(Array(k) + [0xFF] + Array(v)); return true }
-                #expect(memory.entries(db).map { $0.key + [0xFF] + $0.value } == all)
-                #expect(memory.count(db) == all.count)
             }
         }
     }
@@ -83,34 +86,36 @@ struct MemoryTablesTests {
     }
 
     @Test("40,000 distinct keys put, a random half removed and a quarter put again: every lookup and the ordered walk match a sorted reference")
-    func manyKeys() throws {
-        var table = OrderedTable()
-        var reference: [[UInt8]: [UInt8]] = [:]
-        var g = DamagedFileTests.SplitMix(state: 21)
-        // Keys of 1–24 bytes (every tail length of the 8-byte hash loop), many sharing prefixes.
-        let keys: [[UInt8]] = (0..<40_000).map { i in
-            let prefix: [UInt8] = [UInt8(i % 7), UInt8(i % 5)]
-            return prefix + (0..<Int.random(in: 0...22, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) } + [UInt8(i & 0xFF), UInt8(i >> 8)]
+    func manyKeys() async throws {
+        try await offPool {
+            var table = OrderedTable()
+            var reference: [[UInt8]: [UInt8]] = [:]
+            var g = DamagedFileTests.SplitMix(state: 21)
+            // Keys of 1–24 bytes (every tail length of the 8-byte hash loop), many sharing prefixes.
+            let keys: [[UInt8]] = (0..<40_000).map { i in
+                let prefix: [UInt8] = [UInt8(i % 7), UInt8(i % 5)]
+                return prefix + (0..<Int.random(in: 0...22, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) } + [UInt8(i & 0xFF), UInt8(i >> 8)]
+            }
+            for (i, key) in keys.enumerated() where reference[key] == nil {
+                let value = [UInt8(i & 0xFF)]
+                #expect(table.set(key, value) == nil)
+                reference[key] = value
+            }
+            for key in keys.shuffled(using: &g).prefix(20_000) {
+                #expect(table.remove(key) == reference.removeValue(forKey: key))
+            }
+            for key in keys.shuffled(using: &g).prefix(10_000) {
+                let value: [UInt8] = [0xAB, UInt8(key.count)]
+                #expect(table.set(key, value) == reference.updateValue(value, forKey: key))
+            }
+            for key in keys {
+                #expect(table.value(key) == reference[key])
+            }
+            #expect(table.count == reference.count)
+            let (walked, expected) = Self.walk(table, reference)
+            #expect(walked == expected)
+            #expect(table.lastKey == reference.keys.sorted { $0.lexicographicallyPrecedes($1) }.last)
         }
-        for (i, key) in keys.enumerated() where reference[key] == nil {
-            let value = [UInt8(i & 0xFF)]
-            #expect(table.set(key, value) == nil)
-            reference[key] = value
-        }
-        for key in keys.shuffled(using: &g).prefix(20_000) {
-            #expect(table.remove(key) == reference.removeValue(forKey: key))
-        }
-        for key in keys.shuffled(using: &g).prefix(10_000) {
-            let value: [UInt8] = [0xAB, UInt8(key.count)]
-            #expect(table.set(key, value) == reference.updateValue(value, forKey: key))
-        }
-        for key in keys {
-            #expect(table.value(key) == reference[key])
-        }
-        #expect(table.count == reference.count)
-        let (walked, expected) = Self.walk(table, reference)
-        #expect(walked == expected)
-        #expect(table.lastKey == reference.keys.sorted { $0.lexicographicallyPrecedes($1) }.last)
     }
 
     @Test("the hash index finds every entry when all hashes collide or wrap around the slot array, after removals in any order")
@@ -201,33 +206,35 @@ struct MemoryTablesTests {
     }
 
     @Test("40 rounds of puts of random lengths and removals over 500 keys: every value exact, the arena compacted and never more than twice the live bytes")
-    func arenaCompaction() {
-        var table = OrderedTable()
-        var reference: [[UInt8]: [UInt8]] = [:]
-        var g = DamagedFileTests.SplitMix(state: 34)
-        let keys: [[UInt8]] = (0..<500).map { i in [UInt8(i >> 8), UInt8(i & 0xFF), 7] }
-        var shrank = 0
-        for round in 0..<40 {
-            for key in keys {
-                let before = table.arenaBytes
-                if Int.random(in: 0..<4, using: &g) == 0 {
-                    #expect(table.remove(key) == reference.removeValue(forKey: key), "remove in round \(round)")
-                } else {
-                    let value = (0..<Int.random(in: 0...64, using: &g)).map { UInt8(truncatingIfNeeded: $0 &+ round) }
-                    // Read first, as the fold does before it replaces a row.
-                    #expect(table.value(key) == reference[key])
-                    #expect(table.set(key, value) == reference.updateValue(value, forKey: key), "set in round \(round)")
+    func arenaCompaction() async {
+        await offPool {
+            var table = OrderedTable()
+            var reference: [[UInt8]: [UInt8]] = [:]
+            var g = DamagedFileTests.SplitMix(state: 34)
+            let keys: [[UInt8]] = (0..<500).map { i in [UInt8(i >> 8), UInt8(i & 0xFF), 7] }
+            var shrank = 0
+            for round in 0..<40 {
+                for key in keys {
+                    let before = table.arenaBytes
+                    if Int.random(in: 0..<4, using: &g) == 0 {
+                        #expect(table.remove(key) == reference.removeValue(forKey: key), "remove in round \(round)")
+                    } else {
+                        let value = (0..<Int.random(in: 0...64, using: &g)).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+                        // Read first, as the fold does before it replaces a row.
+                        #expect(table.value(key) == reference[key])
+                        #expect(table.set(key, value) == reference.updateValue(value, forKey: key), "set in round \(round)")
+                    }
+                    if table.arenaBytes < before { shrank += 1 }
+                    let live = reference.reduce(0) { $0 + 12 + $1.key.count + $1.value.count }
+                    #expect(table.arenaBytes <= max(2 * live, live + 4096), "arena \(table.arenaBytes) bytes for \(live) live in round \(round)")
                 }
-                if table.arenaBytes < before { shrank += 1 }
-                let live = reference.reduce(0) { $0 + 12 + $1.key.count + $1.value.count }
-                #expect(table.arenaBytes <= max(2 * live, live + 4096), "arena \(table.arenaBytes) bytes for \(live) live in round \(round)")
+                for key in keys { #expect(table.value(key) == reference[key], "round \(round)") }
+                #expect(table.count == reference.count)
             }
-            for key in keys { #expect(table.value(key) == reference[key], "round \(round)") }
-            #expect(table.count == reference.count)
+            #expect(shrank > 0, "the arena was never compacted")
+            let (walked, expected) = Self.walk(table, reference)
+            #expect(walked == expected)
         }
-        #expect(shrank > 0, "the arena was never compacted")
-        let (walked, expected) = Self.walk(table, reference)
-        #expect(walked == expected)
     }
 
     /// The table's entries walked in key order, and the reference's sorted as LMDB sorts

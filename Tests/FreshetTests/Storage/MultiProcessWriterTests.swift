@@ -1,6 +1,7 @@
 import Foundation
 import FreshetTesting
 import Testing
+import TestSupport
 @testable import Freshet
 
 /// Issue 7 item 3: two processes (an app and its extension, two CLI runs) write one store.
@@ -197,24 +198,26 @@ struct MultiProcessWriterTests {
     }
     @Test("a store another process keeps growing opens as sound every time: the damage check reads the file's size after the meta page, not before")
     func openWhileAnotherProcessGrowsTheFile() async throws {
-        try await withTemporaryDirectory { directory in
-            let writer = try await StoreHelper(["fill", directory.path, "none"])
-            // About 8 MB of 8 KB rows first, so each check walks long enough to span commits.
-            for _ in 0..<1000 { _ = try await writer.nextLine() }
-            var configuration = Configuration.test()
-            configuration.sendsMutations = false
-            var failures: [String] = []
-            for _ in 0..<20 {
-                do {
-                    let store = try Store(directory: directory, configuration: configuration, dependencies: .test(), create: false)
-                    store.close()
-                } catch {
-                    failures.append("\(error)")
+        try await offPool {
+            try await withTemporaryDirectory { directory in
+                let writer = try await StoreHelper(["fill", directory.path, "none"])
+                // About 8 MB of 8 KB rows first, so each check walks long enough to span commits.
+                for _ in 0..<1000 { _ = try await writer.nextLine() }
+                var configuration = Configuration.test()
+                configuration.sendsMutations = false
+                var failures: [String] = []
+                for _ in 0..<20 {
+                    do {
+                        let store = try Store(directory: directory, configuration: configuration, dependencies: .test(), create: false)
+                        store.close()
+                    } catch {
+                        failures.append("\(error)")
+                    }
+                    _ = try await writer.nextLine()
                 }
-                _ = try await writer.nextLine()
+                _ = await writer.kill()
+                #expect(failures == [])
             }
-            _ = await writer.kill()
-            #expect(failures == [])
         }
     }
 }

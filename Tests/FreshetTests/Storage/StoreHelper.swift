@@ -1,5 +1,6 @@
 import Foundation
 import ProcessSupport
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,14 +29,10 @@ final class StoreHelper {
     }
 
     /// The next line the helper prints, read with POSIX `read` (EINTR retried) on a thread
-    /// of its own, off the cooperative pool.
+    /// of its own, off the cooperative pool (``offPool(_:)``).
     func nextLine() async throws -> String {
         let child = child
-        let line: Data? = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: child.standardOutput.flatMap { readLine(from: $0) })
-            }
-        }
+        let line: Data? = await offPool { child.standardOutput.flatMap { readLine(from: $0) } }
         guard let line else {
             let stderr = (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? ""
             throw Failure(description: "\(child.arguments) ended its output: \(stderr)")

@@ -105,41 +105,43 @@ struct CompactedBoundaryTests {
 
     @Test("a compact overtaken by another process's compaction exits 0, says so on standard error, and the store verifies")
     func overtakenCompactExitsZero() async throws {
-        let freshet = try await StoreHelper.executable(named: "freshet")
-        try await withTemporaryDirectory { parent in
-            let directory = parent.appendingPathComponent("store")
-            // More records than one progress step (65,536), so the tool reports progress and the
-            // other compaction runs from the first progress line, while this one still folds.
-            let count = 70_000
-            let lines = (1...count).lazy.map { i in
-                #"{"lsn":\#(i),"micros":\#(1_796_074_206_300_000 + i),"kind":"localWrite","collection":"notes","event":{"ops":[{"op":"upsert","row":{"id":"n\#(i % 50)","json":"{}"}}]}}"#
-            }
-            #expect(try Store.importLog(lines: lines, into: directory).records == count)
-            let stdout = Mutex<[String]>([])
-            let stderr = Mutex<[String]>([])
-            let other = Mutex<(SpawnedProcess.Termination, [String])?>(nil)
-            let tool = Tool(standardOutput: { line in stdout.withLock { $0.append(line) } }, standardError: { line in
-                stderr.withLock { $0.append(line) }
-                guard other.withLock({ $0 == nil }) else { return }
-                let result: (SpawnedProcess.Termination, [String])
-                do {
-                    let run = try SpawnedProcess.runBlocking([freshet.path, "compact", directory.path, "--keep", "0"], standardError: .discard)
-                    result = (run.termination, run.lines)
-                } catch {
-                    result = (.exited(-1), ["\(error)"])
+        try await offPool {
+            let freshet = try await StoreHelper.executable(named: "freshet")
+            try await withTemporaryDirectory { parent in
+                let directory = parent.appendingPathComponent("store")
+                // More records than one progress step (65,536), so the tool reports progress and the
+                // other compaction runs from the first progress line, while this one still folds.
+                let count = 70_000
+                let lines = (1...count).lazy.map { i in
+                    #"{"lsn":\#(i),"micros":\#(1_796_074_206_300_000 + i),"kind":"localWrite","collection":"notes","event":{"ops":[{"op":"upsert","row":{"id":"n\#(i % 50)","json":"{}"}}]}}"#
                 }
-                other.withLock { $0 = result }
-            })
-            let status = tool.run(["compact", directory.path, "--keep", "0"])
-            let (otherEnd, otherLines) = try #require(other.withLock { $0 })
-            #expect(otherEnd == .exited(0))
-            #expect(otherLines.first?.hasPrefix("compacted \(directory.path): checkpoint at LSN \(count + 1) (state through LSN \(count) at ") == true)
-            #expect(status == 0)
-            #expect(stdout.withLock { $0 } == [])
-            let errors = stderr.withLock { $0 }
-            #expect(errors.first == "freshet: compact: folding 65536 of \(count) records")
-            #expect(errors.last == "freshet: another compaction of \(directory.path) finished while this one ran (checkpoint at LSN \(count + 1)); this one removed nothing")
-            #expect(runTool(["verify", directory.path]).status == 0)
+                #expect(try Store.importLog(lines: lines, into: directory).records == count)
+                let stdout = Mutex<[String]>([])
+                let stderr = Mutex<[String]>([])
+                let other = Mutex<(SpawnedProcess.Termination, [String])?>(nil)
+                let tool = Tool(standardOutput: { line in stdout.withLock { $0.append(line) } }, standardError: { line in
+                    stderr.withLock { $0.append(line) }
+                    guard other.withLock({ $0 == nil }) else { return }
+                    let result: (SpawnedProcess.Termination, [String])
+                    do {
+                        let run = try SpawnedProcess.runBlocking([freshet.path, "compact", directory.path, "--keep", "0"], standardError: .discard)
+                        result = (run.termination, run.lines)
+                    } catch {
+                        result = (.exited(-1), ["\(error)"])
+                    }
+                    other.withLock { $0 = result }
+                })
+                let status = tool.run(["compact", directory.path, "--keep", "0"])
+                let (otherEnd, otherLines) = try #require(other.withLock { $0 })
+                #expect(otherEnd == .exited(0))
+                #expect(otherLines.first?.hasPrefix("compacted \(directory.path): checkpoint at LSN \(count + 1) (state through LSN \(count) at ") == true)
+                #expect(status == 0)
+                #expect(stdout.withLock { $0 } == [])
+                let errors = stderr.withLock { $0 }
+                #expect(errors.first == "freshet: compact: folding 65536 of \(count) records")
+                #expect(errors.last == "freshet: another compaction of \(directory.path) finished while this one ran (checkpoint at LSN \(count + 1)); this one removed nothing")
+                #expect(runTool(["verify", directory.path]).status == 0)
+            }
         }
     }
 }

@@ -4,6 +4,7 @@ import Freshet
 import FreshetCommands
 @testable import FreshetLMDB
 import Testing
+import TestSupport
 
 extension LogToolTests {
     /// What a new user's trial of `freshet` found: server-chosen strings printed raw, rows that
@@ -242,28 +243,30 @@ extension LogToolTests {
 
         @Test("two imports racing into one directory (two processes): one builds the store, the other says the directory is not empty")
         func racingImports() async throws {
-            let lines = (1...3).map { Self.fetched($0, micros: Self.base + Int64($0), collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#) }
-            try await withFile(lines.joined(separator: "\n")) { file, store in
-                for round in 0..<5 {
-                    let directory = store.appendingPathComponent("\(round)").path
-                    let executable = try LiveStoreTests.executable().path
-                    let processes = try (0..<2).map { _ in
-                        try SpawnedProcess([executable, "import", directory, file], standardOutput: .discard, standardError: .pipe)
+            try await offPool {
+                let lines = (1...3).map { Self.fetched($0, micros: Self.base + Int64($0), collection: #""a""#, rows: #"[{"id":"1","json":"1"}]"#) }
+                try await withFile(lines.joined(separator: "\n")) { file, store in
+                    for round in 0..<5 {
+                        let directory = store.appendingPathComponent("\(round)").path
+                        let executable = try LiveStoreTests.executable().path
+                        let processes = try (0..<2).map { _ in
+                            try SpawnedProcess([executable, "import", directory, file], standardOutput: .discard, standardError: .pipe)
+                        }
+                        var outcomes: [String] = []
+                        for process in processes {
+                            let text = process.readErrorLines().map { $0 + "\n" }.joined()
+                            let status = process.wait().status
+                            // Which check the loser meets (before, at or after the directory lock) depends on timing; all are notEmpty.
+                            let standardized = URL(fileURLWithPath: directory).standardizedFileURL.path
+                            outcomes.append(status == 0 && text.isEmpty ? "ok" : text
+                                .replacingOccurrences(of: "freshet: \(standardized) is not empty: another import wrote a store there meanwhile; nothing was written\n", with: "2 not empty")
+                                .replacingOccurrences(of: "freshet: \(standardized) is not empty: another import is writing a store there; nothing was written\n", with: "2 not empty")
+                                .replacingOccurrences(of: "freshet: \(standardized) is not empty; import builds a new store in a new or empty directory\n", with: "2 not empty")
+                                + (status == 2 ? "" : " status \(status)"))
+                        }
+                        #expect(outcomes.sorted() == ["2 not empty", "ok"])
+                        #expect(runTool(["verify", directory]).status == 0)
                     }
-                    var outcomes: [String] = []
-                    for process in processes {
-                        let text = process.readErrorLines().map { $0 + "\n" }.joined()
-                        let status = process.wait().status
-                        // Which check the loser meets (before, at or after the directory lock) depends on timing; all are notEmpty.
-                        let standardized = URL(fileURLWithPath: directory).standardizedFileURL.path
-                        outcomes.append(status == 0 && text.isEmpty ? "ok" : text
-                            .replacingOccurrences(of: "freshet: \(standardized) is not empty: another import wrote a store there meanwhile; nothing was written\n", with: "2 not empty")
-                            .replacingOccurrences(of: "freshet: \(standardized) is not empty: another import is writing a store there; nothing was written\n", with: "2 not empty")
-                            .replacingOccurrences(of: "freshet: \(standardized) is not empty; import builds a new store in a new or empty directory\n", with: "2 not empty")
-                            + (status == 2 ? "" : " status \(status)"))
-                    }
-                    #expect(outcomes.sorted() == ["2 not empty", "ok"])
-                    #expect(runTool(["verify", directory]).status == 0)
                 }
             }
         }

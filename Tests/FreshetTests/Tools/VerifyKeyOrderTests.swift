@@ -115,37 +115,41 @@ struct VerifyKeyOrderTests {
 
     @Test("the demo log's store: every tree passes its check, no key is looked up; without the checks every key is")
     func demoStore() async throws {
-        let log = try ExportedLog(contentsOf: LogToolTests.DemoLogReplayTests.fixture)
-        try await withTemporaryDirectory { directory in
-            let clock = try log.testClock()
-            var configuration = Configuration(durability: .none)
-            configuration.sendsMutations = false
-            let store = try log.makeStore(in: directory, configuration: configuration, dependencies: .test(clock: clock, transport: ScriptedTransport(clock: clock)))
-            defer { store.close() }
-            let checked = try Self.verify(store)
-            #expect(checked.report.problems == [])
-            #expect(checked.report.recordCount == 28)
-            #expect(checked.seen.checked == Self.allSound)
-            #expect(checked.seen.lookups == [:])
-            let looked = try Self.verify(store, checksKeyOrder: false)
-            #expect(Self.fields(looked.report) == Self.fields(checked.report))
-            #expect(looked.seen.checked == [:])
-            #expect(looked.seen.lookups == (try Self.shape(store).entries))
-            #expect(looked.seen.lookups["log"] == 28)
+        try await offPool {
+            let log = try ExportedLog(contentsOf: LogToolTests.DemoLogReplayTests.fixture)
+            try await withTemporaryDirectory { directory in
+                let clock = try log.testClock()
+                var configuration = Configuration(durability: .none)
+                configuration.sendsMutations = false
+                let store = try log.makeStore(in: directory, configuration: configuration, dependencies: .test(clock: clock, transport: ScriptedTransport(clock: clock)))
+                defer { store.close() }
+                let checked = try Self.verify(store)
+                #expect(checked.report.problems == [])
+                #expect(checked.report.recordCount == 28)
+                #expect(checked.seen.checked == Self.allSound)
+                #expect(checked.seen.lookups == [:])
+                let looked = try Self.verify(store, checksKeyOrder: false)
+                #expect(Self.fields(looked.report) == Self.fields(checked.report))
+                #expect(looked.seen.checked == [:])
+                #expect(looked.seen.lookups == (try Self.shape(store).entries))
+                #expect(looked.seen.lookups["log"] == 28)
+            }
         }
     }
 
     @Test("trees three levels deep pass their checks: no key is looked up, and the report is the lookups' one")
     func deepTrees() async throws {
-        try await withDeepStore { directory in
-            let checked = try Self.verify(directory)
-            #expect(checked.report.problems == [])
-            #expect(checked.seen.checked == Self.allSound)
-            #expect(checked.seen.lookups == [:])
-            let looked = try Self.verify(directory, checksKeyOrder: false)
-            #expect(Self.fields(looked.report) == Self.fields(checked.report))
-            #expect(looked.seen.lookups["rowIndex"] == Self.deepRows)
-            #expect(looked.seen.lookups["rows"] == Self.deepRows)
+        try await offPool {
+            try await withDeepStore { directory in
+                let checked = try Self.verify(directory)
+                #expect(checked.report.problems == [])
+                #expect(checked.seen.checked == Self.allSound)
+                #expect(checked.seen.lookups == [:])
+                let looked = try Self.verify(directory, checksKeyOrder: false)
+                #expect(Self.fields(looked.report) == Self.fields(checked.report))
+                #expect(looked.seen.lookups["rowIndex"] == Self.deepRows)
+                #expect(looked.seen.lookups["rows"] == Self.deepRows)
+            }
         }
     }
 
@@ -188,24 +192,28 @@ struct VerifyKeyOrderTests {
 
     @Test("a root separator of rows (three levels) raised by one still sorts, but sends the lookup of its subtree's first key to the child before: the check refuses the tree, the lookups name the key")
     func raisedRootSeparator() async throws {
-        try await withDeepStore { directory in
-            let position = try rewriteRowsRootSeparator(in: directory) { key in
-                #expect(key.last != 0xFF)
-                return key.dropLast() + [key[key.count - 1] &+ 1]
+        try await offPool {
+            try await withDeepStore { directory in
+                let position = try rewriteRowsRootSeparator(in: directory) { key in
+                    #expect(key.last != 0xFF)
+                    return key.dropLast() + [key[key.count - 1] &+ 1]
+                }
+                try expectRowsRefused(directory, refusal: "below the separator that leads to its subtree", problems: [Self.lookupMiss(position)])
             }
-            try expectRowsRefused(directory, refusal: "below the separator that leads to its subtree", problems: [Self.lookupMiss(position)])
         }
     }
 
     @Test("a root separator of rows (three levels) lowered to the last key before it still sorts, but sends that key's lookup to the next child: the check refuses the tree, the lookups name the key")
     func loweredRootSeparator() async throws {
-        try await withDeepStore { directory in
-            // The position before, in place: 8 bytes big-endian.
-            let position = try rewriteRowsRootSeparator(in: directory) { key in
-                let before = Self.position(key) - 1
-                return key.dropLast(8) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: before >> (8 * UInt64($0))) }
+        try await offPool {
+            try await withDeepStore { directory in
+                // The position before, in place: 8 bytes big-endian.
+                let position = try rewriteRowsRootSeparator(in: directory) { key in
+                    let before = Self.position(key) - 1
+                    return key.dropLast(8) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: before >> (8 * UInt64($0))) }
+                }
+                try expectRowsRefused(directory, refusal: "not above the last key of the subtree before it", problems: [Self.lookupMiss(position - 1)])
             }
-            try expectRowsRefused(directory, refusal: "not above the last key of the subtree before it", problems: [Self.lookupMiss(position - 1)])
         }
     }
 }
