@@ -304,7 +304,17 @@ package final class DataFile {
         if let pageSize, pageSize != psize { throw DataFileDamage(page: page, "meta page gives page size \(psize), meta page 0 \(pageSize)") }
         let last = Self.u64(bytes, 136)
         guard last <= UInt64(Int.max / 65536) else { throw DataFileDamage(page: page, "meta page gives last page \(last)") }
-        return Meta(page: page, pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: Self.u64(bytes, 144), freeTree: free, mainTree: Self.tree(bytes, at: 88))
+        // LMDB writes transaction N's meta to page N mod 2 (`toggle = txn->mt_txnid & 1` in
+        // mdb_env_write_meta); only a new file has ID 0 on page 1 too (mdb_env_init_meta). A
+        // meta page holding an ID of the other parity was not written by LMDB: its ID is
+        // damaged, and LMDB, which picks the larger ID, would silently use the wrong tree
+        // (trial 16 finding 1). An ID of the right parity cannot be told from a sound one
+        // (docs/reliability.md, "Damaged files").
+        let transactionID = Self.u64(bytes, 144)
+        guard transactionID == 0 || transactionID & 1 == UInt64(page) else {
+            throw DataFileDamage(page: page, "meta page holds transaction ID \(transactionID), which LMDB writes to meta page \(1 - page) (ID N to page N mod 2): the ID is damaged")
+        }
+        return Meta(page: page, pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: transactionID, freeTree: free, mainTree: Self.tree(bytes, at: 88))
     }
 
     /// The largest file whose pages ``check()`` reads with one `pread` (16 MiB): a store's
