@@ -50,8 +50,8 @@ struct MetaTransactionIDTests {
             // Current page's ID lowered by 2 (31 → 29): the older meta page now has the larger ID.
             var damaged = bytes
             let at = Int(txnid & 1) * pageSize + 144
-            damaged[at] ^= 0x02
-            try #require(UInt64(damaged[at]) & 1 == txnid & 1 && damaged[at] != bytes[at])
+            try #require(txnid >= 3)
+            for i in 0..<8 { damaged[at + i] = UInt8(truncatingIfNeeded: (txnid - 2) >> (8 * UInt64(i))) }
             try Data(damaged).write(to: directory.appendingPathComponent("data.mdb"))
             #expect(try Self.lastLSN(directory) < last)
         }
