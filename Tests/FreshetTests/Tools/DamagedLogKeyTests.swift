@@ -28,6 +28,11 @@ struct DamagedLogKeyTests {
         for n in 1...count {
             try await store.localWrite("notes", [.upsert(row("r\(n)", "note \(n)"))])
         }
+        try flip(store, in: directory)
+    }
+
+    /// Closes `store` and flips byte 4 of LSN 6's key in its log's one page.
+    static func flip(_ store: Store, in directory: URL) throws {
         let record = try store.env.read { txn in try txn.get(Database.main, key: Array("log".utf8)) }
         let tree = DataFile.tree(try #require(record), at: 0)
         let depth = try store.env.read { txn in try txn.statistics(store.state.dbs.log).depth }
@@ -55,6 +60,21 @@ struct DamagedLogKeyTests {
         return try Store(directory: directory, configuration: configuration, dependencies: .test())
     }
 
+    /// The log's keys as stored and what ``LogPosition`` reads of each, in one cursor walk.
+    static func walk(_ store: Store) throws -> (keys: [UInt64], positions: [(LSN, LSN?)]) {
+        var keys: [UInt64] = []
+        var positions: [(LSN, LSN?)] = []
+        try store.env.read { txn in
+            try txn.forEach(store.state.dbs.log) { key, value in
+                keys.append(Keys.readUInt64(key, at: 0))
+                let p = LogPosition(key: key, value: value)
+                positions.append((p.lsn, p.damagedKey))
+                return true
+            }
+        }
+        return (keys, positions)
+    }
+
     /// The intact LSNs: all but 6.
     static let intact = (1...count).filter { $0 != 6 }.map { UInt64($0) }
 
@@ -63,16 +83,7 @@ struct DamagedLogKeyTests {
         try await withDamagedStore { directory in
             let store = try Self.open(directory)
             defer { store.close() }
-            var keys: [UInt64] = []
-            var positions: [(LSN, LSN?)] = []
-            try store.env.read { txn in
-                try txn.forEach(store.state.dbs.log) { key, value in
-                    keys.append(Keys.readUInt64(key, at: 0))
-                    let p = LogPosition(key: key, value: value)
-                    positions.append((p.lsn, p.damagedKey))
-                    return true
-                }
-            }
+            let (keys, positions) = try Self.walk(store)
             // A cursor walk meets the keys in the leaf's order: the damaged one where LSN 6 was.
             #expect(keys == [1, 2, 3, 4, 5, Self.damagedKey, 7, 8, 9, 10])
             #expect(positions.map(\.0) == (1...10).map { LSN(UInt64($0)) })
