@@ -227,6 +227,16 @@ package final class DataFile {
         let (first, second) = try bothMetasStrict()
         let meta = second.transactionID > first.transactionID ? second : first
         let page = meta.page
+        // LMDB writes transaction N's meta to page N mod 2 (`toggle = txn->mt_txnid & 1` in
+        // mdb_env_write_meta); only a new file has ID 0 on page 1 too (mdb_env_init_meta). The
+        // meta page LMDB would use (the larger ID) holding an ID of the other parity was not
+        // written so: its ID is damaged, and LMDB would silently open the wrong tree (trial 16
+        // finding 1). The other page's ID is not checked: LMDB never reads it unless it is the
+        // larger, and overwrites it at the next commit. An ID of the right parity cannot be
+        // told from a sound one (docs/reliability.md, "Damaged files").
+        guard meta.transactionID == 0 || meta.transactionID & 1 == UInt64(page) else {
+            throw DataFileDamage(page: page, "meta page holds transaction ID \(meta.transactionID), which LMDB writes to meta page \(1 - page) (ID N to page N mod 2): the ID is damaged")
+        }
         guard meta.lastPage >= 1 else { throw DataFileDamage(page: page, "meta page says the last page in use is \(meta.lastPage); a store has at least two pages") }
         // LMDB allocates pages only inside the map (`MDB_MAP_FULL` past it) and never writes a
         // smaller map size than the meta page had, so a last page past the meta page's own map
@@ -304,17 +314,7 @@ package final class DataFile {
         if let pageSize, pageSize != psize { throw DataFileDamage(page: page, "meta page gives page size \(psize), meta page 0 \(pageSize)") }
         let last = Self.u64(bytes, 136)
         guard last <= UInt64(Int.max / 65536) else { throw DataFileDamage(page: page, "meta page gives last page \(last)") }
-        // LMDB writes transaction N's meta to page N mod 2 (`toggle = txn->mt_txnid & 1` in
-        // mdb_env_write_meta); only a new file has ID 0 on page 1 too (mdb_env_init_meta). A
-        // meta page holding an ID of the other parity was not written by LMDB: its ID is
-        // damaged, and LMDB, which picks the larger ID, would silently use the wrong tree
-        // (trial 16 finding 1). An ID of the right parity cannot be told from a sound one
-        // (docs/reliability.md, "Damaged files").
-        let transactionID = Self.u64(bytes, 144)
-        guard transactionID == 0 || transactionID & 1 == UInt64(page) else {
-            throw DataFileDamage(page: page, "meta page holds transaction ID \(transactionID), which LMDB writes to meta page \(1 - page) (ID N to page N mod 2): the ID is damaged")
-        }
-        return Meta(page: page, pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: transactionID, freeTree: free, mainTree: Self.tree(bytes, at: 88))
+        return Meta(page: page, pageSize: psize, mapSize: Self.u64(bytes, 32), lastPage: Int(last), transactionID: Self.u64(bytes, 144), freeTree: free, mainTree: Self.tree(bytes, at: 88))
     }
 
     /// The largest file whose pages ``check()`` reads with one `pread` (16 MiB): a store's
