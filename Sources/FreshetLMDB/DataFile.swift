@@ -227,6 +227,16 @@ package final class DataFile {
         let (first, second) = try bothMetasStrict()
         let meta = second.transactionID > first.transactionID ? second : first
         let page = meta.page
+        // LMDB writes transaction N's meta to page N mod 2 (`toggle = txn->mt_txnid & 1` in
+        // mdb_env_write_meta); only a new file has ID 0 on page 1 too (mdb_env_init_meta). The
+        // meta page LMDB would use (the larger ID) holding an ID of the other parity was not
+        // written so: its ID is damaged, and LMDB would silently open the wrong tree (trial 16
+        // finding 1). The other page's ID is not checked: LMDB never reads it unless it is the
+        // larger, and overwrites it at the next commit. An ID of the right parity cannot be
+        // told from a sound one (docs/reliability.md, "Damaged files").
+        guard meta.transactionID == 0 || meta.transactionID & 1 == UInt64(page) else {
+            throw DataFileDamage(page: page, "meta page holds transaction ID \(meta.transactionID), which LMDB writes to meta page \(1 - page) (ID N to page N mod 2): the ID is damaged")
+        }
         guard meta.lastPage >= 1 else { throw DataFileDamage(page: page, "meta page says the last page in use is \(meta.lastPage); a store has at least two pages") }
         // LMDB allocates pages only inside the map (`MDB_MAP_FULL` past it) and never writes a
         // smaller map size than the meta page had, so a last page past the meta page's own map

@@ -40,17 +40,25 @@ extension Store {
                 var reachedEnd = true
                 try txn.forEach(state.dbs.log, from: from.keyBytes) { key, value in
                     guard key.count == 8 else { return true }
-                    let lsn = LSN(Keys.readUInt64(key, at: 0))
+                    // A damaged key stands for its intact record's LSN (``LogPosition``).
+                    let position = LogPosition(key: key, value: value)
+                    let lsn = position.lsn
+                    // Before the range: where `MDB_SET_RANGE` landed on a damaged key.
+                    if lsn < from { return true }
                     if let gap = continuity?.take(lsn) { missing?(gap) }
                     if let to, lsn > to {
                         reachedEnd = false
                         return false
                     }
                     let entry: LogEntry
-                    do throws(StoreError) {
-                        entry = .record(try LogRecord.decode(Array(value), expectedLSN: lsn))
-                    } catch {
+                    if let error = position.damagedKeyError {
                         entry = .unreadable(lsn: lsn, error: error)
+                    } else {
+                        do throws(StoreError) {
+                            entry = .record(try LogRecord.decode(Array(value), expectedLSN: lsn))
+                        } catch {
+                            entry = .unreadable(lsn: lsn, error: error)
+                        }
                     }
                     if let collection, case .record(let r) = entry, r.collection != collection { return true }
                     if try body(entry) { return true }
@@ -58,7 +66,7 @@ extension Store {
                     return false
                 }
                 // Records lost at the end of the log: `meta.lastLSN` still counts them.
-                if reachedEnd, let gap = try continuity?.end(assigned: state.dbs.lastLSN(in: txn)) { missing?(gap) }
+                if reachedEnd, let gap = try continuity?.end(assigned: state.dbs.logEnd(in: txn).assigned) { missing?(gap) }
             }
         } catch let error as LMDBError {
             throw StoreError(error, doing: "reading the log")
@@ -72,8 +80,8 @@ extension Store {
     static func continuityFloor(before from: LSN, dbs: StoreDatabases, in txn: borrowing Transaction) throws -> LSN {
         var before = LSN.zero
         if from > LSN(1) {
-            try txn.forEach(dbs.log, from: LSN(from.rawValue - 1).keyBytes, reverse: true) { key, _ in
-                if key.count == 8 { before = LSN(Keys.readUInt64(key, at: 0)) }
+            try txn.forEach(dbs.log, from: LSN(from.rawValue - 1).keyBytes, reverse: true) { key, value in
+                if key.count == 8 { before = LogPosition(key: key, value: value).lsn }
                 return false
             }
         }

@@ -53,14 +53,12 @@ final class LogFolder {
         try Self.lastLSN(of: store)
     }
 
-    /// The last LSN of `store`'s log now and the last LSN the store has assigned
-    /// (``StoreDatabases/lastLSN(in:)``: larger when records at the end were lost), read in
-    /// one transaction.
+    /// The last LSN of `store`'s log now and the last LSN the store has assigned (larger
+    /// when records at the end were lost), read in one transaction
+    /// (``StoreDatabases/logEnd(in:)``: a damaged last key is read as its record's LSN).
     static func logEnd(of store: Store) throws(StoreError) -> (last: LSN, assigned: LSN) {
         do {
-            return try store.env.read { txn in
-                (try store.state.dbs.lastLogKey(in: txn), try store.state.dbs.lastLSN(in: txn))
-            }
+            return try store.env.read { txn in try store.state.dbs.logEnd(in: txn) }
         } catch {
             throw StoreError(error, doing: "reading the log of \(store.displayPath)")
         }
@@ -69,7 +67,7 @@ final class LogFolder {
     /// The last LSN of `store`'s log now (``LSN/zero`` when empty), read in its own transaction.
     static func lastLSN(of store: Store) throws(StoreError) -> LSN {
         do {
-            return try store.env.read { txn in try store.state.dbs.lastLogKey(in: txn) }
+            return try store.env.read { txn in try store.state.dbs.logEnd(in: txn).last }
         } catch {
             throw StoreError(error, doing: "reading the log of \(store.displayPath)")
         }
@@ -140,7 +138,12 @@ final class LogFolder {
                                 chunk.problems.append(StoreProblem(database: "log", message: "a key of \(key.count) bytes (LSN keys are 8 bytes)"))
                                 return true
                             }
-                            let lsn = LSN(Keys.readUInt64(key, at: 0))
+                            // A damaged key stands for its intact record's LSN (``LogPosition``).
+                            let position = LogPosition(key: key, value: value)
+                            let lsn = position.lsn
+                            // A damaged key met again: the next chunk's `MDB_SET_RANGE` may land
+                            // on it (a key out of order misleads the search). Reported already.
+                            if position.damagedKey != nil, lsn <= seen { return true }
                             if chunk.count >= chunkSize, unchunkedAfter.map({ seen < $0 }) ?? true {
                                 reachedEnd = false
                                 return false
@@ -149,6 +152,12 @@ final class LogFolder {
                                 Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
                                 stopped = true
                                 return false
+                            }
+                            if let problem = position.damagedKeyProblem {
+                                Self.noteGap(before: lsn, gaps: &gaps, in: &chunk)
+                                chunk.problems.append(problem)
+                                seen = lsn
+                                return true
                             }
                             // Decoded in place from the transaction's page (no array per record);
                             // the chunk copies the bytes of a proposal only.
@@ -190,7 +199,7 @@ final class LogFolder {
                         // the read transaction that reached the end.
                         problems += try pipeline.finish()
                         // Records lost at the end of the log: `meta.lastLSN` still counts them.
-                        if reachedEnd, !stopped, let gap = continuity.end(assigned: try store.state.dbs.lastLSN(in: txn)) { problems.append(gap) }
+                        if reachedEnd, !stopped, let gap = continuity.end(assigned: try store.state.dbs.logEnd(in: txn).assigned) { problems.append(gap) }
                         if reachedEnd, !stopped, let atEnd { try atEnd(txn) }
                     }
                 }

@@ -145,7 +145,9 @@ extension Store {
         var windowStart: LSN?
         try txn.forEach(log, from: start.next.keyBytes) { key, value in
             guard key.count == 8 else { return true }
-            let lsn = LSN(Keys.readUInt64(key, at: 0))
+            // A damaged key stands for its intact record's LSN (``LogPosition``); the fold
+            // reports it, and compaction then refuses.
+            let lsn = LogPosition(key: key, value: value).lsn
             guard value.count >= 20 else {
                 // Unreadable: let the fold report it (compaction then refuses).
                 through = lsn

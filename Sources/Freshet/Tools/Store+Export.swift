@@ -44,11 +44,16 @@ extension Store {
                             done = false
                             return false
                         }
-                        let lsn = LSN(Keys.readUInt64(key, at: 0))
+                        // A damaged key stands for its intact record's LSN (``LogPosition``).
+                        let position = LogPosition(key: key, value: value)
+                        let lsn = position.lsn
+                        // Read already: where the chunk's `MDB_SET_RANGE` landed on a damaged key.
+                        if lsn < next { return true }
                         if lsn > end { return false }
                         if let gap = continuity.take(lsn) { missing.append(gap) }
                         next = lsn.next
                         do throws(StoreError) {
+                            if let error = position.damagedKeyError { throw error }
                             records.append(try LogRecord.decode(Array(value), expectedLSN: lsn))
                         } catch {
                             skipped.append(StoreProblem(database: "log", lsn: lsn, message: error.message))

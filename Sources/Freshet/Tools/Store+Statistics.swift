@@ -29,7 +29,11 @@ extension Store {
                             done = false
                             return false
                         }
-                        let lsn = LSN(Keys.readUInt64(key, at: 0))
+                        // A damaged key stands for its intact record's LSN (``LogPosition``).
+                        let position = LogPosition(key: key, value: value)
+                        let lsn = position.lsn
+                        // Read already: where the chunk's `MDB_SET_RANGE` landed on a damaged key.
+                        if lsn < next { return true }
                         if lsn > end { return false }
                         if let gap = continuity.take(lsn) { stats.missingRecords.append(gap) }
                         n += 1
@@ -37,6 +41,7 @@ extension Store {
                         stats.records += 1
                         stats.logBytes += value.count
                         do throws(StoreError) {
+                            if let error = position.damagedKeyError { throw error }
                             let record = try LogRecord.decode(Array(value), expectedLSN: lsn)
                             stats.recordsByKind[record.kind.name, default: 0] += 1
                             perCollection[record.collection, default: .init(name: record.collection, records: 0, logBytes: 0, rows: 0, rowBytes: 0)].records += 1
