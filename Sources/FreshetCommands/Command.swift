@@ -121,7 +121,7 @@ public enum Command: Equatable, Sendable {
             options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
                 switch arg {
                 case "--json": options.json = true
-                case "--from": options.from = try lsn(value(for: arg, in: &rest), option: arg)
+                case "--from": options.from = try positiveLSN(value(for: arg, in: &rest), option: arg)
                 case "--to": options.to = try positiveLSN(value(for: arg, in: &rest), option: arg)
                 case "--collection": options.collection = try collectionName(value(for: arg, in: &rest))
                 default: return false
@@ -179,17 +179,21 @@ public enum Command: Equatable, Sendable {
                     positional.append(arg)
                 }
             }
+            if positional.count > 2 { throw UsageError(message: "why: unexpected argument \(positional[2].debugDescription)") }
             guard positional.count == 2 else { throw UsageError(message: "why: needs a store directory and a collection (freshet why DIR COLLECTION)") }
-            options.directory = storePath(positional[0])
+            options.directory = try nonEmptyStorePath(name, positional[0])
             options.collection = try collectionName(positional[1])
             return .why(options)
         case "export":
             var options = ExportOptions(directory: "")
             options.directory = try parseOptions(name, &rest) { arg, rest throws(UsageError) in
                 switch arg {
-                case "--from": options.from = try lsn(value(for: arg, in: &rest), option: arg)
+                case "--from": options.from = try positiveLSN(value(for: arg, in: &rest), option: arg)
                 case "--redact":
-                    options.redact = try value(for: arg, in: &rest).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                    let text = try value(for: arg, in: &rest)
+                    let names = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                    guard !names.contains(where: \.isEmpty) else { throw UsageError(message: "--redact needs field names separated by commas, got \(text.debugDescription)") }
+                    options.redact = names
                 default: return false
                 }
                 return true
@@ -202,15 +206,16 @@ public enum Command: Equatable, Sendable {
             while let arg = rest.popFirst() {
                 try once(name, arg, &seen)
                 if arg == "--through" {
-                    through = try lsn(value(for: arg, in: &rest), option: arg)
+                    through = try positiveLSN(value(for: arg, in: &rest), option: arg)
                 } else if isOption(arg) {
                     throw UsageError(message: "import: unknown option \(arg); try `freshet help import`")
                 } else {
                     positional.append(arg)
                 }
             }
+            if positional.count > 2 { throw UsageError(message: "import: unexpected argument \(positional[2].debugDescription)") }
             guard positional.count == 2 else { throw UsageError(message: "import: needs a new store directory and a JSON Lines file (freshet import DIR FILE, - for standard input)") }
-            var options = ImportOptions(directory: storePath(positional[0]), file: positional[1])
+            var options = ImportOptions(directory: try nonEmptyStorePath(name, positional[0]), file: positional[1])
             options.through = through
             return .importLog(options)
         case "compact":
@@ -256,7 +261,14 @@ public enum Command: Equatable, Sendable {
             directory = arg
         }
         guard let directory else { throw UsageError(message: "\(command): missing store directory (freshet \(command) DIR)") }
-        return storePath(directory)
+        return try nonEmptyStorePath(command, directory)
+    }
+
+    /// ``storePath(_:)`` of a typed directory that is not `""`: an empty argument (an unset
+    /// shell variable) would otherwise name the current directory.
+    private static func nonEmptyStorePath(_ command: String, _ typed: String) throws(UsageError) -> String {
+        guard !typed.isEmpty else { throw UsageError(message: "\(command): the store directory is empty (\"\"); give a path, . for the current directory") }
+        return storePath(typed)
     }
 
     /// A store directory as typed, spelled as `URL(fileURLWithPath:).relativePath` spells it
@@ -285,7 +297,8 @@ public enum Command: Equatable, Sendable {
         return text
     }
 
-    /// An LSN that names a record: `--to`, `--lsn` (LSN 0 is before the first record).
+    /// An LSN that names a record: every LSN option (`--from`, `--to`, `--lsn`, `--through`;
+    /// LSN 0 is before the first record).
     private static func positiveLSN(_ text: String, option: String) throws(UsageError) -> LSN {
         let value = try lsn(text, option: option)
         guard value != .zero else { throw UsageError(message: "\(option) needs an LSN from 1 (LSN 0 is before the first record), got \(text)") }
@@ -307,8 +320,9 @@ public enum Command: Equatable, Sendable {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
             throw UsageError(message: "\(option) needs an LSN (a whole number), got \(text.debugDescription)")
         }
-        guard let v = UInt64(text) else {
-            throw UsageError(message: "\(option) \(text) is out of range: an LSN is at most \(UInt64.max)")
+        // At most Int64.max, as `import` reads an LSN (a JSON integer): one range in every tool.
+        guard let v = UInt64(text), v <= UInt64(Int64.max) else {
+            throw UsageError(message: "\(option) \(text) is out of range: an LSN is at most \(Int64.max)")
         }
         return LSN(v)
     }

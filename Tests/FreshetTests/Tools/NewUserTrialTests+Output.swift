@@ -255,14 +255,26 @@ extension LogToolTests {
             }
         }
 
-        @Test("usage errors: LSN 0, an option given twice, an empty collection name", arguments: [
+        @Test("usage errors: LSN 0 or past Int64.max, an option given twice, an empty collection name or store directory, surplus arguments, empty redacted names", arguments: [
             (["replay", "d", "--to", "0"], "--to needs an LSN from 1 (LSN 0 is before the first record), got 0"),
             (["dump", "d", "--to", "0"], "--to needs an LSN from 1 (LSN 0 is before the first record), got 0"),
             (["why", "d", "c", "--lsn", "0"], "--lsn needs an LSN from 1 (LSN 0 is before the first record), got 0"),
             (["replay", "d", "--to", "00"], "--to needs an LSN from 1 (LSN 0 is before the first record), got 00"),
             (["replay", "d", "--to", "+5"], #"--to needs an LSN (a whole number), got "+5""#),
             (["dump", "d", "--from", "+1"], #"--from needs an LSN (a whole number), got "+1""#),
-            (["replay", "d", "--to", "99999999999999999999"], "--to 99999999999999999999 is out of range: an LSN is at most 18446744073709551615"),
+            (["replay", "d", "--to", "99999999999999999999"], "--to 99999999999999999999 is out of range: an LSN is at most 9223372036854775807"),
+            (["replay", "d", "--to", "9223372036854775808"], "--to 9223372036854775808 is out of range: an LSN is at most 9223372036854775807"),
+            (["dump", "d", "--from", "0"], "--from needs an LSN from 1 (LSN 0 is before the first record), got 0"),
+            (["export", "d", "--from", "0"], "--from needs an LSN from 1 (LSN 0 is before the first record), got 0"),
+            (["import", "d", "f", "--through", "0"], "--through needs an LSN from 1 (LSN 0 is before the first record), got 0"),
+            (["export", "d", "--redact", ","], #"--redact needs field names separated by commas, got ",""#),
+            (["export", "d", "--redact", "name,,id"], #"--redact needs field names separated by commas, got "name,,id""#),
+            (["dump", ""], #"dump: the store directory is empty (""); give a path, . for the current directory"#),
+            (["why", "", "c"], #"why: the store directory is empty (""); give a path, . for the current directory"#),
+            (["import", "", "f"], #"import: the store directory is empty (""); give a path, . for the current directory"#),
+            (["why", "d", "a", "b"], #"why: unexpected argument "b""#),
+            (["import", "d", "f", "g"], #"import: unexpected argument "g""#),
+            (["dump", "d", "e"], #"dump: unexpected argument "e""#),
             (["why", "d", "c", "--svg", ""], #"--svg needs a file name, got """#),
             (["replay", "d", "--to", "5", "--to", "6"], "replay: --to given twice"),
             (["replay", "d", "--to", "5", "--at", "2026-01-01T00:00:00Z"], "replay: give --to or --at once, not both"),
