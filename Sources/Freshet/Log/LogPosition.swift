@@ -2,7 +2,7 @@ import FreshetLMDB
 
 /// Which LSN one entry of the log stands for, read from its 8-byte key and its value: the one
 /// reading of a log key that every log walk shares (`dump`, `stats`, `export`, `replay`,
-/// `why`, `verify`, `compact`, and the end of the log, ``StoreDatabases/lastLogKey(in:)``).
+/// `why`, `verify`, `compact`, and the end of the log the tools read, ``StoreDatabases/logEnd(in:)``).
 ///
 /// A record carries its own LSN (bytes 4 ..< 12, docs/log-format.md §2) under its CRC-32C.
 /// When the key says one LSN and the record, its CRC intact, says another, the key is what is
