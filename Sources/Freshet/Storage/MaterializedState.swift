@@ -47,19 +47,32 @@ struct MaterializedState {
         return n
     }
 
+    /// The collection's SyncMark: its `marks` entry with the stamp journal's LSNs applied
+    /// (``MarkStamps``), nil when it has none.
     func syncMark(_ collection: String, in txn: borrowing some FoldTables & ~Copyable) throws -> SyncMark? {
         if let marks, let cached = marks.cached(collection) { return cached }
-        guard let bytes = try txn.get(dbs.marks, key: Array(collection.utf8)) else {
+        let key = Array(collection.utf8)
+        guard let bytes = try txn.get(dbs.marks, key: key) else {
             marks?.remember(nil, for: collection)
             return nil
         }
+        let stored: SyncMark
         do {
-            let mark = try SyncMark.decode(bytes)
-            marks?.remember(mark, for: collection)
-            return mark
+            stored = try SyncMark.decode(bytes)
         } catch let error as FormatError {
             throw StoreError(.corruptRecord, "SyncMark of \(collection): \(error.reason)")
         }
+        let stamps = try marks?.stamps(in: txn, meta: dbs.meta) ?? MarkStamps.read(dbs.meta, in: txn)
+        let mark = stamps.applied(to: stored, name: key)
+        marks?.remember(mark, for: collection)
+        return mark
+    }
+
+    /// Drops the collection's stamp from the journal, where a change writes its mark whole
+    /// without a cache (a cache does it when it flushes).
+    private func dropStamp(_ key: [UInt8], in txn: borrowing some FoldTables & ~Copyable) throws {
+        var stamps = try MarkStamps.read(dbs.meta, in: txn)
+        if stamps.remove(key) { try stamps.write(dbs.meta, in: txn) }
     }
 
     /// Every collection that has a SyncMark (every collection any event touched), sorted by name.
@@ -170,6 +183,7 @@ struct MaterializedState {
             return
         }
         try txn.put(dbs.marks, key: Array(collection.utf8), value: mark.encoded())
+        try dropStamp(Array(collection.utf8), in: txn)
     }
 
     /// What a local write (or a change without an origin) does to the collection's mark:
@@ -177,7 +191,16 @@ struct MaterializedState {
     /// mark gets one. With a cache (the writer's commit, a tool's chunk) the cached mark is
     /// changed in place (``SyncMarkCache/stamp(_:lsn:rowsChanged:)``); else it is read and put.
     func stampSyncMark(_ collection: String, lsn: LSN, rowsChanged: Bool, in txn: borrowing some FoldTables & ~Copyable) throws {
-        if let marks, marks.stamp(collection, lsn: lsn, rowsChanged: rowsChanged) { return }
+        if let marks {
+            if marks.stamp(collection, lsn: lsn, rowsChanged: rowsChanged) { return }
+            // Read into the cache as stored, then stamped there: a mark read and set again
+            // would be written whole instead of journaled (SyncMarkCache).
+            _ = try syncMark(collection, in: txn)
+            guard marks.stamp(collection, lsn: lsn, rowsChanged: rowsChanged) else {
+                preconditionFailure("SyncMarkCache forgot \(collection) as it was remembered")
+            }
+            return
+        }
         var mark = try syncMark(collection, in: txn) ?? SyncMark()
         mark.lastLSN = lsn
         if rowsChanged { mark.rowsLSN = lsn }
@@ -220,6 +243,7 @@ struct MaterializedState {
             return
         }
         _ = try txn.delete(dbs.marks, key: Array(collection.utf8))
+        try dropStamp(Array(collection.utf8), in: txn)
     }
 
     /// The position of `id`, if the collection holds it.

@@ -8,7 +8,7 @@ import FreshetLMDB
 /// | `rows` | collection key ‖ position (8 bytes big-endian) | row ID length (varint) ‖ ID ‖ JSON |
 /// | `rowIndex` | collection key ‖ row ID (UTF-8) | position (8 bytes big-endian) |
 /// | `marks` | collection name (UTF-8) | ``SyncMark`` fields |
-/// | `meta` | ASCII name | value (see ``MetaKey``) |
+/// | `meta` | ASCII name | value (see ``MetaKey``; the stamp journal, ``MarkStamps``) |
 /// | `pending` | LSN of a `mutationProposed`, 8 bytes big-endian | its mutation ID, 16 bytes (unresolved mutations only) |
 /// | `mutations` | mutation ID, 16 bytes | state (1 byte: 1 pending, 2 confirmed, 3 rolled back) ‖ LSN of its proposal (8 bytes) |
 /// | `idMap` | collection key ‖ provisional row ID | the server's row ID, UTF-8 (empty: its mutation was rolled back) |
@@ -56,7 +56,7 @@ extension StoreDatabases {
 
 /// Keys of the `meta` database.
 enum MetaKey {
-    /// The store format version, one byte (1).
+    /// The store format version, one byte (``StoreFormat/current``).
     static let formatVersion = Array("formatVersion".utf8)
     /// The last LSN ever assigned, 8 bytes big-endian; kept so LSNs are never reused even
     /// when compaction removes the newest records' predecessors.
@@ -64,6 +64,20 @@ enum MetaKey {
     /// The LSN of the latest `checkpoint` record, 8 bytes big-endian; absent until the first
     /// compaction. Replay starts from that checkpoint (docs/log-format.md §6.11).
     static let checkpoint = Array("checkpoint".utf8)
+    /// The stamp journal (``MarkStamps``): the newest LSNs of collections whose SyncMark only
+    /// local writes changed since it was written; absent when empty (store format 2).
+    static let markStamps = Array("markStamps".utf8)
+}
+
+/// The store format: the layout of the named databases, versioned apart from the log
+/// record's format (``LogRecord/formatVersion``), which it does not change.
+enum StoreFormat {
+    /// The version this Freshet writes: 2 adds the stamp journal (``MetaKey/markStamps``).
+    static let current: UInt8 = 2
+    /// The versions this Freshet reads. A format 1 store holds no journal, so it is a valid
+    /// format 2 store; opening it for writing records version 2, which an older Freshet
+    /// refuses (it would not read the journal's LSNs).
+    static let readable: ClosedRange<UInt8> = 1...2
 }
 
 enum Keys {

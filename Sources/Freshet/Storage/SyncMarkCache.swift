@@ -2,7 +2,7 @@ import FreshetLMDB
 
 /// The SyncMarks one group commit has read or changed, kept decoded: during a commit each
 /// collection's mark is decoded at most once, and encoded and written once, when the commit
-/// ends (``flush(into:database:)``), instead of once per event.
+/// ends (``flush(into:marks:meta:)``), instead of once per event.
 ///
 /// The writer makes one per commit and hands it to the fold through
 /// ``MaterializedState/marks``. A batch folded in a nested transaction that fails is rolled
@@ -12,6 +12,12 @@ import FreshetLMDB
 /// Each collection the cache knows has a ``Slot``: found by name once per event
 /// (``slot(for:)``), it gives the collection's key prefix (``prefix(at:)``, built once per
 /// commit instead of once per event) and stamps the mark in place (``stamp(at:lsn:rowsChanged:)``).
+///
+/// With ``journals`` (the store's writer), a mark that only stamps changed during the commit
+/// and that `marks` already holds is not rewritten: its LSNs go to the stamp journal in
+/// `meta` (``MarkStamps``), which the commit writes anyway. The cache reads the journal once
+/// per commit (``stamps(in:meta:)``) and marks read from the database have its LSNs applied.
+/// The tools' scratch state folds without it: `verify` compares marks with the journal applied.
 final class SyncMarkCache: @unchecked Sendable {
     // @unchecked: used by one thread (the writer's queue, a tool's folding thread) for the
     // length of one commit.
@@ -21,10 +27,16 @@ final class SyncMarkCache: @unchecked Sendable {
     fileprivate struct Entry {
         var mark: SyncMark?
         var dirty: Bool
+        /// `marks` holds this collection's mark and only stamps changed it since it was read:
+        /// the journal can take its LSNs.
+        var onlyStamped: Bool
         let name: String
 
         mutating func stamp(lsn: LSN, rowsChanged: Bool) {
-            if case .none = mark { mark = SyncMark() }
+            if case .none = mark {
+                mark = SyncMark()
+                onlyStamped = false
+            }
             mark?.lastLSN = lsn
             if rowsChanged { mark?.rowsLSN = lsn }
             dirty = true
@@ -50,6 +62,8 @@ final class SyncMarkCache: @unchecked Sendable {
         var prefixes: [[UInt8]] = []
         var nameBytes: [UInt8] = []
         var nameEnds: [Int] = []
+        /// The stamp journal as this commit changed it; nil until read.
+        var stamps: MarkStamps?
     }
 
     /// Behind a pointer, not a stored `var`: a class's stored property costs a dynamic
@@ -57,7 +71,11 @@ final class SyncMarkCache: @unchecked Sendable {
     /// One thread uses the cache, and no method calls out while it changes the contents.
     private let contents: UnsafeMutablePointer<Contents>
 
-    init() {
+    /// Whether stamp-only changes go to the stamp journal (``MarkStamps``) instead of `marks`.
+    let journals: Bool
+
+    init(journals: Bool = false) {
+        self.journals = journals
         contents = .allocate(capacity: 1)
         contents.initialize(to: Contents())
     }
@@ -101,14 +119,27 @@ final class SyncMarkCache: @unchecked Sendable {
     /// The cached mark: nil when the cache does not know, `.some(nil)` when there is none.
     func cached(_ collection: String) -> SyncMark?? { slot(for: collection).map { contents.pointee.entries[$0.index].mark } }
 
+    /// The stamp journal: read from `meta` in `txn` the first time in a commit, then as this
+    /// commit changed it. Without ``journals`` it is empty and never read.
+    func stamps(in txn: borrowing some FoldTables & ~Copyable, meta: Database) throws -> MarkStamps {
+        if let stamps = contents.pointee.stamps { return stamps }
+        let stamps = journals ? try MarkStamps.read(meta, in: txn) : MarkStamps()
+        contents.pointee.stamps = stamps
+        return stamps
+    }
+
     private func put(_ mark: SyncMark?, dirty: Bool, for collection: String) {
+        // Read from `marks` (not dirty): only stamps may go to the journal while the entry is
+        // as read. Set or removed (dirty): the mark is written whole.
+        let onlyStamped = !dirty && mark != nil
         if let slot = slot(for: collection) {
             contents.pointee.entries[slot.index].mark = mark
             contents.pointee.entries[slot.index].dirty = dirty
+            contents.pointee.entries[slot.index].onlyStamped = onlyStamped
             return
         }
         let index = contents.pointee.entries.count
-        contents.pointee.entries.append(Entry(mark: mark, dirty: dirty, name: collection))
+        contents.pointee.entries.append(Entry(mark: mark, dirty: dirty, onlyStamped: onlyStamped, name: collection))
         contents.pointee.prefixes.append(Keys.collection(collection))
         contents.pointee.nameBytes.append(contentsOf: collection.utf8)
         contents.pointee.nameEnds.append(contents.pointee.nameBytes.count)
@@ -121,7 +152,7 @@ final class SyncMarkCache: @unchecked Sendable {
     /// Remembers a mark as read from the database (not to be written).
     func remember(_ mark: SyncMark?, for collection: String) { put(mark, dirty: false, for: collection) }
 
-    /// Replaces the mark; it is written by ``flush(into:database:)``.
+    /// Replaces the mark; it is written by ``flush(into:marks:meta:)``.
     func set(_ mark: SyncMark, for collection: String) { put(mark, dirty: true, for: collection) }
 
     /// Sets the cached mark's `lastLSN` (and `rowsLSN` when `rowsChanged`) in place, as the
@@ -143,7 +174,7 @@ final class SyncMarkCache: @unchecked Sendable {
     }
 
     /// Records that the collection has no mark any more (an eviction); its stored mark is
-    /// deleted by ``flush(into:database:)``.
+    /// deleted by ``flush(into:marks:meta:)``.
     func remove(_ collection: String) { put(nil, dirty: true, for: collection) }
 
     func checkpoint() -> Checkpoint { Checkpoint(contents: contents.pointee) }
@@ -151,8 +182,11 @@ final class SyncMarkCache: @unchecked Sendable {
     func restore(_ checkpoint: Checkpoint) { contents.pointee = checkpoint.contents }
 
     /// Writes every changed mark, once each and in name order (deletes a removed one), and
-    /// forgets which changed.
-    func flush(into txn: borrowing some FoldTables & ~Copyable, database: Database) throws {
+    /// forgets which changed. With ``journals``, a mark that `marks` holds and only stamps
+    /// changed has its LSNs put in the stamp journal instead, and any other changed mark leaves
+    /// it; a journal over its limits (``MarkStamps/isOverfull``) is emptied into `marks`. The
+    /// journal is written to `meta` when it changed.
+    func flush(into txn: borrowing some FoldTables & ~Copyable, marks database: Database, meta: Database) throws {
         // In the order of the names' bytes, as the database sorts its keys (a `String`
         // comparison, Unicode's order, was 2% of the W5 replay's folding thread).
         let changed = contents.pointee.nameBytes.withUnsafeBytes { all in
@@ -162,14 +196,46 @@ final class SyncMarkCache: @unchecked Sendable {
                     .sorted { OrderedTable.compare(name($0), name($1)) < 0 }
             }
         }
+        guard !changed.isEmpty else { return }
+        var stamps = journals ? try self.stamps(in: txn, meta: meta) : MarkStamps()
+        let before = stamps
         for i in changed {
             let entry = contents.pointee.entries[i]
-            if let mark = entry.mark {
-                try txn.put(database, key: Array(entry.name.utf8), value: mark.encoded())
+            let key = Array(entry.name.utf8)
+            if journals, entry.onlyStamped, let mark = entry.mark {
+                stamps.set(key, lastLSN: mark.lastLSN, rowsLSN: mark.rowsLSN)
             } else {
-                _ = try txn.delete(database, key: Array(entry.name.utf8))
+                if let mark = entry.mark {
+                    try txn.put(database, key: key, value: mark.encoded())
+                } else {
+                    _ = try txn.delete(database, key: key)
+                }
+                stamps.remove(key)
+                // As `marks` now holds it: later stamps may go to the journal.
+                contents.pointee.entries[i].onlyStamped = entry.mark != nil
             }
             contents.pointee.entries[i].dirty = false
         }
+        guard journals, stamps != before else { return }
+        if stamps.isOverfull {
+            // Each journaled collection's mark written whole with its stamped LSNs.
+            for stamp in stamps.stamps {
+                guard let bytes = try txn.get(database, key: stamp.name) else {
+                    throw StoreError(.corruptRecord, "the SyncMark stamp journal names \(Keys.quoted(String(decoding: stamp.name, as: UTF8.self))), which has no SyncMark")
+                }
+                var mark: SyncMark
+                do {
+                    mark = try SyncMark.decode(bytes)
+                } catch let error as FormatError {
+                    throw StoreError(.corruptRecord, "SyncMark of \(String(decoding: stamp.name, as: UTF8.self)): \(error.reason)")
+                }
+                mark.lastLSN = stamp.lastLSN
+                mark.rowsLSN = stamp.rowsLSN
+                try txn.put(database, key: stamp.name, value: mark.encoded())
+            }
+            stamps.removeAll()
+        }
+        try stamps.write(meta, in: txn)
+        contents.pointee.stamps = stamps
     }
 }

@@ -274,7 +274,7 @@ final class LogWriter: Sendable {
     /// this one last committed (`known`; docs/architecture.md, "Several processes").
     /// Collections that other process touched are announced to observers with this commit's.
     private func write(_ batches: inout [[Entry]], join: (() -> [[Entry]])?, known: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
-        let marks = SyncMarkCache()
+        let marks = SyncMarkCache(journals: true)
         let folding = MaterializedState(dbs: state.dbs, marks: marks)
         var results: [Result<LSN, any Error>] = []
         var touched = Set<String>()
@@ -321,7 +321,7 @@ final class LogWriter: Sendable {
                 results.append(.success(jobLast))
                 for entry in batch { touched.formUnion(entry.event.affectedCollections(primary: entry.collection)) }
             }
-            try marks.flush(into: txn, database: state.dbs.marks)
+            try marks.flush(into: txn, marks: state.dbs.marks, meta: state.dbs.meta)
             if last != stored {
                 try txn.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
             }

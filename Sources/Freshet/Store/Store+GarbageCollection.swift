@@ -66,10 +66,11 @@ extension Store {
             return try env.read { txn in
                 var marks: [(String, SyncMark)] = []
                 var failure: (any Error)?
+                let stamps = try MarkStamps.read(state.dbs.meta, in: txn)
                 try txn.forEach(state.dbs.marks) { key, value in
                     let name = String(decoding: key, as: UTF8.self)
                     do {
-                        marks.append((name, try SyncMark.decode(Array(value))))
+                        marks.append((name, stamps.applied(to: try SyncMark.decode(Array(value)), name: Array(key))))
                     } catch {
                         failure = StoreError(.corruptRecord, "SyncMark of \(name): \(error)")
                         return false

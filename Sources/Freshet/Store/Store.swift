@@ -56,6 +56,9 @@ public final class Store: Sendable {
     let sendsMutations: Bool
     /// Opened with `create` false (`MDB_RDONLY`): nothing may be written, not even by compaction.
     let isReadOnly: Bool
+    /// The store format version as stored (``StoreFormat``): ``StoreFormat/current`` once
+    /// opened for writing; an older readable one when opened read-only.
+    let formatVersion: UInt8
     private let isClosing = Atomic<Bool>(false)
     /// What the self-compaction at open did (``Configuration/compaction``).
     let openCompactionResult = Mutex<Result<CompactionReport, StoreError>?>(nil)
@@ -121,7 +124,7 @@ public final class Store: Sendable {
             case .none: .noSync
             }
             let env = try Environment(path: path, mapSize: configuration.mapSize, maxDatabases: StoreDatabases.names.count + 2, maxReaders: configuration.maxReaders, sync: sync, readOnly: !create)
-            let (dbs, lastLSN) = try Self.prepare(env, shownAs: shown, create: create)
+            let (dbs, lastLSN, formatVersion) = try Self.prepare(env, shownAs: shown, create: create)
             // The files a new store just created belong to this claim too.
             let created = try StoreFiles.check(directory: path, create: create).subtracting(claimed)
             OpenDirectories.extend(created)
@@ -137,6 +140,7 @@ public final class Store: Sendable {
             self.claimed = claimed
             self.sendsMutations = create && configuration.sendsMutations
             self.isReadOnly = !create
+            self.formatVersion = formatVersion
             // The hub and writer call back into the store weakly: they never outlive it.
             let box = WeakStore()
             let timer = StalenessTimer(now: dependencies.now, clock: dependencies.clock, fire: { collections in
@@ -207,8 +211,8 @@ public final class Store: Sendable {
 
     /// Opens the named databases, checks the format version, and finds the last LSN. An
     /// existing store (`create` false) is opened read-only and written nothing.
-    private static func prepare(_ env: Environment, shownAs path: String, create: Bool) throws -> (StoreDatabases, LSN) {
-        func inspect(_ txn: borrowing Transaction) throws -> (StoreDatabases, LSN, needsVersion: Bool) {
+    private static func prepare(_ env: Environment, shownAs path: String, create: Bool) throws -> (StoreDatabases, LSN, formatVersion: UInt8) {
+        func inspect(_ txn: borrowing Transaction) throws -> (StoreDatabases, LSN, version: UInt8, needsVersion: Bool) {
             let dbs: StoreDatabases
             do {
                 dbs = try StoreDatabases.open(in: txn, create: create)
@@ -216,25 +220,30 @@ public final class Store: Sendable {
                 throw StoreError(.notAStore, "\(path) is an LMDB environment without Freshet's databases")
             }
             var needsVersion = false
+            var stored = StoreFormat.current
             if let version = try txn.get(dbs.meta, key: MetaKey.formatVersion) {
-                guard version == [LogRecord.formatVersion] else {
-                    throw StoreError(.unsupportedFormat, "\(path) has store format \(version.first.map(String.init) ?? "?"); this Freshet reads format \(LogRecord.formatVersion)")
+                guard version.count == 1, StoreFormat.readable.contains(version[0]) else {
+                    throw StoreError(.unsupportedFormat, "\(path) has store format \(version.first.map(String.init) ?? "?"); this Freshet reads formats \(StoreFormat.readable.lowerBound) to \(StoreFormat.readable.upperBound)")
                 }
+                // An older format is upgraded when the store is opened for writing (format 1
+                // to 2 changes nothing stored: StoreFormat.readable).
+                stored = version[0]
+                needsVersion = create && version[0] != StoreFormat.current
             } else if create {
                 needsVersion = true
             } else {
                 throw StoreError(.notAStore, "\(path) has no Freshet format version")
             }
-            return (dbs, try dbs.lastLSN(in: txn), needsVersion)
+            return (dbs, try dbs.lastLSN(in: txn), stored, needsVersion)
         }
         guard create else {
-            let (dbs, last, _) = try env.read { txn in try inspect(txn) }
-            return (dbs, last)
+            let (dbs, last, version, _) = try env.read { txn in try inspect(txn) }
+            return (dbs, last, version)
         }
         return try env.write { txn in
-            let (dbs, last, needsVersion) = try inspect(txn)
-            if needsVersion { try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion]) }
-            return (dbs, last)
+            let (dbs, last, _, needsVersion) = try inspect(txn)
+            if needsVersion { try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [StoreFormat.current]) }
+            return (dbs, last, StoreFormat.current)
         }
     }
 

@@ -13,9 +13,12 @@ extension StoreFiles {
     /// "Full" is judged after the failure: under 1 MiB free for this user (`statvfs`:
     /// `f_bavail`, or `f_bfree` for root, who may use the reserved blocks), or `data.mdb`
     /// within one page of `RLIMIT_FSIZE` (`getrlimit(2)`).
+    /// `ENOSPC` and `EFBIG` (a write that began past the limit) are ``StoreError/diskFull``
+    /// already; they get the same reason.
     static func writeError(_ error: any Error, doing what: String, directory: String) -> StoreError {
         let wrapped = StoreError(error, doing: what)
-        guard wrapped.code == .storage, let lmdb = error as? LMDBError, lmdb.code == EIO, let reason = fullness(directory: directory) else { return wrapped }
+        guard wrapped.code == .storage || wrapped.code == .diskFull, let lmdb = error as? LMDBError,
+              [EIO, ENOSPC, EFBIG].contains(lmdb.code), let reason = fullness(directory: directory) else { return wrapped }
         return StoreError(.diskFull, "\(what): no space left for the store (\(lmdb); \(reason))")
     }
 

@@ -37,7 +37,7 @@ final class LogFolder {
         precondition(chunkSize > 0, "LogFolder chunkSize must be positive")
         self.store = store
         self.chunkSize = chunkSize
-        self.scratch = ScratchState(dbs: store.state.dbs)
+        self.scratch = ScratchState(dbs: store.state.dbs, formatVersion: store.formatVersion)
         if let start = try loadLatestCheckpoint() {
             checkpoint = start.info
             for p in start.policies { recordedPolicies[p.collection] = (p.lsn, p.policy) }

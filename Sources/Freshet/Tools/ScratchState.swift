@@ -13,12 +13,13 @@ final class ScratchState {
     let tables: MemoryTables
     let state: MaterializedState
 
-    /// Empty tables addressed by the handles of the store being read (`dbs`).
-    init(dbs: StoreDatabases) {
+    /// Empty tables addressed by the handles of the store being read (`dbs`), `meta` holding
+    /// `formatVersion` (the source store's, so `verify` compares like with like).
+    init(dbs: StoreDatabases, formatVersion: UInt8 = StoreFormat.current) {
         tables = MemoryTables(dbs: dbs)
         state = MaterializedState(dbs: dbs)
         do {
-            try tables.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion])
+            try tables.put(dbs.meta, key: MetaKey.formatVersion, value: [formatVersion])
         } catch {
             preconditionFailure("an in-memory put without append or noOverwrite cannot fail: \(error)")
         }
@@ -123,7 +124,7 @@ final class ScratchState {
                }
               }
             }
-            try marks.flush(into: tables, database: state.dbs.marks)
+            try marks.flush(into: tables, marks: state.dbs.marks, meta: state.dbs.meta)
             try tables.put(state.dbs.meta, key: MetaKey.lastLSN, value: last.keyBytes)
         } catch {
             tables.rollback()

@@ -103,38 +103,64 @@ extension Store {
     /// At each step the smaller key goes first: a replayed key before the stored one is missing
     /// from the store, a stored key before the replayed one is not in the replay, equal keys
     /// compare their values. Each key counts once in the returned number of entries compared.
+    ///
+    /// The replay folds without the stamp journal (``MarkStamps``), so the stored side is
+    /// read as marks: a journaled collection's `marks` entry is compared with the journal's
+    /// LSNs in place of its own, and the journal's own `meta` entry is not compared.
     private static func compare(source: borrowing Transaction, dbs: StoreDatabases, scratch: ScratchState, namer: DifferenceNamer) throws -> ([StoreProblem], Int) {
         var problems: [StoreProblem] = []
         var compared = 0
+        let stamps = try MarkStamps.read(dbs.meta, in: source)
         for ((name, stored), (_, rebuilt)) in zip(materialized(dbs), materialized(scratch.state.dbs)) {
+            /// A stored `marks` entry as the store reads it when the journal names its key
+            /// (nil: compared as stored; so is a mark that does not decode, and it differs).
+            func journaled(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> [UInt8]? {
+                guard name == "marks", !stamps.isEmpty else { return nil }
+                let k = Array(key)
+                guard stamps.stamp(for: k) != nil else { return nil }
+                do {
+                    return stamps.applied(to: try SyncMark.decode(Array(value)), name: k).encoded()
+                } catch {
+                    return nil
+                }
+            }
             try source.withCursor(stored) { cursor in
+                /// Moves to the next stored entry, past the journal's in `meta`.
+                func advance() throws {
+                    try cursor.next()
+                    while name == "meta", cursor.isOnEntry, cursor.withEntry({ k, _ in k.elementsEqual(MetaKey.markStamps) }) {
+                        try cursor.next()
+                    }
+                }
                 /// Reports the stored entry the cursor is on as one the replay lacks, and moves on.
                 func storedOnly() throws {
                     cursor.withEntry { key, value in
-                        problems.append(namer.name(database: name, key: Array(key), stored: Array(value), replayed: nil))
+                        problems.append(namer.name(database: name, key: Array(key), stored: journaled(key, value) ?? Array(value), replayed: nil))
                     }
                     compared += 1
-                    try cursor.next()
+                    try advance()
                 }
-                try cursor.next()
+                try advance()
                 try scratch.tables.forEach(rebuilt) { key, value in
                     while cursor.isOnEntry, cursor.withEntry({ storedKey, _ in OrderedTable.compare(key, storedKey) > 0 }) {
                         try storedOnly()
                     }
                     compared += 1
                     let same: Bool? = cursor.isOnEntry ? cursor.withEntry { storedKey, storedValue in
-                        OrderedTable.compare(key, storedKey) == 0 ? MaterializedState.same(storedValue, value) : nil
+                        guard OrderedTable.compare(key, storedKey) == 0 else { return nil }
+                        if let read = journaled(storedKey, storedValue) { return MaterializedState.same(value, read) }
+                        return MaterializedState.same(storedValue, value)
                     } : nil
                     switch same {
                     case nil:
                         problems.append(namer.name(database: name, key: Array(key), stored: nil, replayed: Array(value)))
                     case false?:
-                        cursor.withEntry { _, storedValue in
-                            problems.append(namer.name(database: name, key: Array(key), stored: Array(storedValue), replayed: Array(value)))
+                        cursor.withEntry { storedKey, storedValue in
+                            problems.append(namer.name(database: name, key: Array(key), stored: journaled(storedKey, storedValue) ?? Array(storedValue), replayed: Array(value)))
                         }
-                        try cursor.next()
+                        try advance()
                     case true?:
-                        try cursor.next()
+                        try advance()
                     }
                     return true
                 }

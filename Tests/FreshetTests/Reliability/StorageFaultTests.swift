@@ -193,7 +193,7 @@ struct StorageFaultTests {
             try await store.localWrite("notes", [.upsert(row("a"))])
             store.close()
             try NumberLimitTests.poke(directory) { txn, dbs in
-                try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion + 1])
+                try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [StoreFormat.readable.upperBound + 1])
             }
             let data = directory.appendingPathComponent("data.mdb")
             let bytes = try Data(contentsOf: data)
@@ -203,7 +203,7 @@ struct StorageFaultTests {
                     try Store(directory: directory, configuration: .test(), dependencies: .test(), create: create)
                 }
                 #expect(error?.code == .unsupportedFormat)
-                #expect(error?.message == "\(directory.path) has store format \(LogRecord.formatVersion + 1); this Freshet reads format \(LogRecord.formatVersion)")
+                #expect(error?.message == "\(directory.path) has store format \(StoreFormat.readable.upperBound + 1); this Freshet reads formats 1 to 2")
                 #expect(try Data(contentsOf: data) == bytes)
                 #expect(try StoreFileTests.listing(directory) == listing)
             }

@@ -40,7 +40,7 @@ struct SyncMarkSlotTests {
         #expect(cache.prefix(at: b) == [0, 6] + Array(decomposed.utf8))
         cache.stamp(at: a, lsn: 7, rowsChanged: true)
         cache.stamp(at: b, lsn: 8, rowsChanged: false)
-        try cache.flush(into: memory, database: memory.dbs.marks)
+        try cache.flush(into: memory, marks: memory.dbs.marks, meta: memory.dbs.meta)
         var first = SyncMark()
         first.lastLSN = 7
         first.rowsLSN = 7

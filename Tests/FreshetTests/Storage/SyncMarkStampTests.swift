@@ -34,7 +34,7 @@ struct SyncMarkStampTests {
         cache.restore(saved)
         expected.lastLSN = 3
         #expect(cache.cached("a") == .some(expected))
-        try cache.flush(into: memory, database: memory.dbs.marks)
+        try cache.flush(into: memory, marks: memory.dbs.marks, meta: memory.dbs.meta)
         #expect(try memory.get(memory.dbs.marks, key: Array("a".utf8)) == expected.encoded())
     }
 
@@ -61,7 +61,7 @@ struct SyncMarkStampTests {
                 Self.write(6, "a", [Self.row("1", "[]"), Self.row("2", "{}")]),
             ]
             for record in records { try Fold.apply(record, to: state, in: memory) }
-            if let marks { try marks.flush(into: memory, database: dbs.marks) }
+            if let marks { try marks.flush(into: memory, marks: dbs.marks, meta: dbs.meta) }
             return memory.entries(dbs.marks)
         }
         let withCache = try fold(cached: true)

@@ -56,11 +56,11 @@ struct PreparedUpsertTests {
             #expect(try scratch.fold(chunk).isEmpty)
 
             let reference = MemoryTables(dbs: dbs)
-            try reference.put(dbs.meta, key: MetaKey.formatVersion, value: [LogRecord.formatVersion])
+            try reference.put(dbs.meta, key: MetaKey.formatVersion, value: [StoreFormat.current])
             let marks = SyncMarkCache()
             let state = MaterializedState(dbs: dbs, marks: marks)
             for record in records { try Fold.apply(record, to: state, in: reference) }
-            try marks.flush(into: reference, database: dbs.marks)
+            try marks.flush(into: reference, marks: dbs.marks, meta: dbs.meta)
             try reference.put(dbs.meta, key: MetaKey.lastLSN, value: records[records.count - 1].lsn.keyBytes)
 
             for db in [dbs.log, dbs.rows, dbs.rowIndex, dbs.marks, dbs.meta, dbs.pending, dbs.mutations, dbs.idMap, dbs.confirmed] {

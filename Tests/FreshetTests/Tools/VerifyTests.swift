@@ -171,12 +171,12 @@ extension LogToolTests {
                                                                    message: "mutationConfirmed does not fold: mutationConfirmed for mutation 00000000-0000-0000-0000-000000000001, which was never proposed"))
                 try withRawEnvironment(directory) { env, dbs in
                     let meta = try #require(dbs["meta"])
-                    try env.write { txn in try txn.put(meta, key: Array("formatVersion".utf8), value: [2]) }
+                    try env.write { txn in try txn.put(meta, key: Array("formatVersion".utf8), value: [3]) }
                 }
                 for command in ["verify", "replay", "stats", "export", "dump"] {
                     let run = runTool([command, directory.path])
                     #expect(run.status == 2)
-                    #expect(run.stderr == ["freshet: cannot open store \(directory.path): \(directory.standardizedFileURL.path) has store format 2; this Freshet reads format 1"])
+                    #expect(run.stderr == ["freshet: cannot open store \(directory.path): \(directory.standardizedFileURL.path) has store format 3; this Freshet reads formats 1 to 2"])
                 }
             }
         }

@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+@testable import Freshet
+import FreshetLMDB
+import FreshetTesting
+
+/// The stamp journal (`MarkStamps`, meta `markStamps`, store format 2): a local write that
+/// changes only a stored mark's LSNs puts them in the journal instead of rewriting the mark in
+/// `marks`; every reader sees the mark with the journal's LSNs.
+@Suite("The SyncMark stamp journal")
+struct MarkStampJournalTests {
+    /// The raw `marks` entry of `collection` and the journal, read from the closed store.
+    static func raw(_ directory: URL, _ collection: String) throws -> (mark: [UInt8]?, journal: [UInt8]?, version: [UInt8]?) {
+        var result: ([UInt8]?, [UInt8]?, [UInt8]?) = (nil, nil, nil)
+        try NumberLimitTests.poke(directory) { txn, dbs in
+            result = (try txn.get(dbs.marks, key: Array(collection.utf8)),
+                      try txn.get(dbs.meta, key: MetaKey.markStamps),
+                      try txn.get(dbs.meta, key: MetaKey.formatVersion))
+        }
+        return result
+    }
+
+    static func journal(_ stamps: [(String, UInt64, UInt64)]) -> [UInt8] {
+        var journal = MarkStamps()
+        for (name, last, rows) in stamps { journal.set(Array(name.utf8), lastLSN: LSN(last), rowsLSN: LSN(rows)) }
+        return journal.encoded()
+    }
+
+    static func mark(last: UInt64, rows: UInt64) -> SyncMark {
+        var mark = SyncMark()
+        mark.lastLSN = LSN(last)
+        mark.rowsLSN = LSN(rows)
+        return mark
+    }
+
+    @Test("a second local write journals its LSNs and leaves the marks entry as the first wrote it; snapshots, verify, replay and a reopen read the stamped mark")
+    func journaled() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(try await store.localWrite("notes", [.upsert(row("a"))]) == LSN(1))
+            #expect(try await store.localWrite("notes", [.upsert(row("b"))]) == LSN(2))
+            #expect(try await store.localWrite("notes", [.upsert(row("b"))]) == LSN(3)) // unchanged row: rowsLSN stays 2
+            #expect(try store.snapshot("notes").syncMark == Self.mark(last: 3, rows: 2))
+            #expect(try store.verify().isOK)
+            store.close()
+
+            let raw = try Self.raw(directory, "notes")
+            #expect(raw.mark == Self.mark(last: 1, rows: 1).encoded())
+            #expect(raw.journal == Self.journal([("notes", 3, 2)]))
+            #expect(raw.version == [2])
+            #expect(runTool(["verify", directory.path]).status == 0)
+
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { reopened.close() }
+            #expect(try reopened.snapshot("notes").syncMark == Self.mark(last: 3, rows: 2))
+            #expect(try reopened.snapshot("notes").rows.map(\.id) == ["a", "b"])
+        }
+    }
+
+    @Test("a change other than a stamp (an invalidation) writes the mark whole with its LSNs and empties the journal")
+    func wholeWriteDropsStamp() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            try await store.localWrite("notes", [.upsert(row("b"))])
+            #expect(try await store.invalidate("notes") == LSN(3))
+            let expected = try #require(try store.snapshot("notes").syncMark)
+            #expect(expected.lastLSN == LSN(3) && expected.rowsLSN == LSN(2) && expected.invalidatedLSN == LSN(3))
+            #expect(try store.verify().isOK)
+            store.close()
+            let raw = try Self.raw(directory, "notes")
+            #expect(raw.mark == expected.encoded())
+            #expect(raw.journal == nil)
+        }
+    }
+
+    @Test("the journal holds at most 16 collections: the 17th empties it into marks, each mark with its stamped LSNs")
+    func overfullJournalEmptied() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            let names = (0..<17).map { String(format: "c%02d", $0) }
+            for name in names { try await store.localWrite(name, [.upsert(row("a"))]) }   // LSN 1 ... 17: marks written whole
+            for name in names.prefix(16) { try await store.localWrite(name, [.upsert(row("b"))]) } // LSN 18 ... 33: journaled
+            store.close()
+            var raw = try Self.raw(directory, "c15")
+            #expect(raw.mark == Self.mark(last: 16, rows: 16).encoded())
+            #expect(raw.journal == Self.journal(names.prefix(16).enumerated().map { ($0.element, UInt64(18 + $0.offset), UInt64(18 + $0.offset)) }))
+
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(try await reopened.localWrite("c16", [.upsert(row("b"))]) == LSN(34))
+            for (i, name) in names.enumerated() {
+                #expect(try reopened.snapshot(name).syncMark == Self.mark(last: UInt64(18 + i), rows: UInt64(18 + i)))
+            }
+            #expect(try reopened.verify().isOK)
+            reopened.close()
+            raw = try Self.raw(directory, "c15")
+            #expect(raw.mark == Self.mark(last: 33, rows: 33).encoded())
+            #expect(raw.journal == nil)
+        }
+    }
+
+    @Test("a format 1 store is read as it is when opened read-only (and verifies), and becomes format 2 when opened for writing")
+    func formatOneUpgraded() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            store.close()
+            try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1]) }
+
+            let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
+            #expect(readOnly.formatVersion == 1)
+            #expect(try readOnly.verify().isOK)
+            readOnly.close()
+            #expect(try Self.raw(directory, "notes").version == [1])
+
+            let writable = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(writable.formatVersion == 2)
+            writable.close()
+            #expect(try Self.raw(directory, "notes").version == [2])
+        }
+    }
+
+    @Test("a damaged journal is corruptRecord with the reason when a mark is read, and verify reports the stamped mark as differing")
+    func damagedJournal() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            try await store.localWrite("notes", [.upsert(row("b"))])
+            store.close()
+            try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.markStamps, value: [0, 5, 0x6E]) }
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { reopened.close() }
+            let error = #expect(throws: StoreError.self) { try reopened.snapshot("notes") }
+            #expect(error?.code == .corruptRecord)
+            #expect(error?.message.hasSuffix("the SyncMark stamp journal (meta \"markStamps\"): an entry is truncated") == true, "\(error?.message ?? "")")
+        }
+    }
+
+    @Test("a stale stamp (LSNs the log does not give) makes verify report the marks entry of that collection")
+    func staleStampReported() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            try await store.localWrite("notes", [.upsert(row("b"))])
+            store.close()
+            try NumberLimitTests.poke(directory) { txn, dbs in
+                try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("notes", 2, 1)]))
+            }
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { reopened.close() }
+            let problems = try reopened.verify().problems
+            #expect(problems.map(\.database) == ["marks"])
+            #expect(problems.map(\.collection) == ["notes"])
+        }
+    }
+
+    @Test("the stored form: names in byte order, each length, name, lastLSN and rowsLSN; truncated or unordered bytes are refused")
+    func storedForm() throws {
+        var stamps = MarkStamps()
+        stamps.set(Array("b".utf8), lastLSN: 7, rowsLSN: 5)
+        stamps.set(Array("a".utf8), lastLSN: 3, rowsLSN: 3)
+        stamps.set(Array("b".utf8), lastLSN: 8, rowsLSN: 5)
+        let bytes = stamps.encoded()
+        #expect(bytes == [0, 1, 0x61, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 3,
+                          0, 1, 0x62, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5])
+        #expect(stamps.byteCount == bytes.count)
+        #expect(try bytes.withUnsafeBytes { try MarkStamps(decoding: $0) } == stamps)
+        let removed = stamps.remove(Array("a".utf8))
+        let again = stamps.remove(Array("a".utf8))
+        #expect(removed && !again)
+        #expect(stamps.stamp(for: Array("b".utf8))?.lastLSN == LSN(8))
+
+        let swapped = Array(bytes[19...]) + Array(bytes[..<19])
+        let unordered = #expect(throws: StoreError.self) { try swapped.withUnsafeBytes { try MarkStamps(decoding: $0) } }
+        #expect(unordered?.message == "the SyncMark stamp journal (meta \"markStamps\"): names are not in ascending order")
+        for cut in [1, 2, 3, 18] {
+            let truncated = #expect(throws: StoreError.self) { try Array(bytes.prefix(cut)).withUnsafeBytes { try MarkStamps(decoding: $0) } }
+            #expect(truncated?.code == .corruptRecord)
+        }
+        var full = MarkStamps()
+        for i in 0..<16 { full.set(Array("c\(i)".utf8), lastLSN: 1, rowsLSN: 1) }
+        #expect(!full.isOverfull)
+        full.set(Array("c16".utf8), lastLSN: 1, rowsLSN: 1)
+        #expect(full.isOverfull)
+        var long = MarkStamps()
+        for i in 0..<5 { long.set(Array((String(i) + String(repeating: "x", count: 199)).utf8), lastLSN: 1, rowsLSN: 1) }
+        #expect(long.byteCount == 5 * 218)
+        #expect(long.isOverfull)
+    }
+}
