@@ -28,8 +28,8 @@ struct Options: Sendable {
           --rounds N  interleaved rounds; the table shows medians (default 5, smoke 1)
           --json FILE write [{workload, engine, value, unit, better}] to FILE
           --only LIST run only these workload groups (W1 W2 W2b W3 W4 W5 W7); W7 is one small
-                      write at 10 and at 5,000 collections, twice: as issue 9 sets it (10 rows a
-                      collection) and with equal data (both stores 50,000 rows in 5,000 records)
+                      write at 10 and at 5,000 collections, twice: with equal data (both stores
+                      50,000 rows in 5,000 records; W7/ratio) and with 10 rows a collection
           --work DIR  put inputs and stores in DIR (default: a new temporary directory)
           --keep      keep the work directory
         environment (docs/performance.md): FRESHET_BENCH_REPEAT=N multiplies W1, W2, W2b and W3
@@ -39,7 +39,7 @@ struct Options: Sendable {
           FRESHET_BENCH_W7_TRACE=1 notes each W7 store's B-trees with pages and entries (not
           only their depths);
           FRESHET_BENCH_FLOOR_LAYOUT=WORD,... (mark-in-rows, writemap, equal-rows) changes the floor's
-          layout and (equal-rows) the prepare of W7 as issue 9 sets it, not of W7 with equal data
+          layout and (equal-rows) the prepare of W7 with 10 rows a collection, not of W7/ratio
           (docs/performance.md, "W7 round 2: layouts measured on the floor")
         exit status: 0 ok, 1 engines disagree or a workload failed, 2 usage
         """
