@@ -2,7 +2,7 @@ import Freshet
 
 extension Command {
     /// `freshet --version`: the tool's version and the log format it reads.
-    public static let versionText = "freshet 0.1.0 (log format \(LogRecord.formatVersion))"
+    public static let versionText = "freshet 0.1.0 (log format \(LogRecord.formatVersion), store format \(StoreFormat.current))"
 
     /// `freshet help`: every command in one line each.
     public static let usage = """

@@ -1262,9 +1262,10 @@ def show_state(directory):
     env, dbs = open_store(directory)
     show_pending(env, dbs)
     with env.begin() as txn:
+        stamps = read_stamps(txn, dbs)
         for name, value in txn.cursor(db=dbs["marks"]):
             collection = name.decode("utf-8")
-            m = decode_mark(value)
+            m = decode_mark(stamped(bytes(name), value, stamps))
             shown = {k: (iso(v) if k in MARK_TIMES.values() else v) for k, v in m.items() if v is not None}
             print("%s  SyncMark %s" % (collection, json.dumps(shown, sort_keys=True)))
             ckey = collection_key(collection)
@@ -1288,6 +1289,34 @@ def show_pending(env, dbs):
             (lsn,) = struct.unpack(">Q", key)
             r = decode_record(txn.get(key, db=dbs["log"]), expected_lsn=lsn)
             print("pending mutation %s at LSN %d: %s" % (show_id(bytes(mid)), lsn, escaped(summary(r))))
+
+
+def read_stamps(txn, dbs):
+    """The stamp journal (meta `markStamps`, store format 2): {name bytes: (lastLSN, rowsLSN)}."""
+    value = txn.get(b"markStamps", db=dbs["meta"])
+    stamps, offset, previous = {}, 0, None
+    value = bytes(value) if value is not None else b""
+    while offset < len(value):
+        if len(value) - offset < 2:
+            raise FormatError("meta markStamps: an entry is truncated")
+        (n,) = struct.unpack(">H", value[offset:offset + 2])
+        if n == 0 or len(value) - offset - 2 < n + 16:
+            raise FormatError("meta markStamps: an entry is truncated")
+        name = value[offset + 2:offset + 2 + n]
+        if previous is not None and name <= previous:
+            raise FormatError("meta markStamps: names are not in ascending order")
+        stamps[name] = struct.unpack(">QQ", value[offset + 2 + n:offset + 18 + n])
+        previous, offset = name, offset + 18 + n
+    return stamps
+
+
+def stamped(name, value, stamps):
+    """A `marks` value as readers see it: with the journal's lastLSN and rowsLSN when it names the collection."""
+    if name not in stamps:
+        return bytes(value)
+    m = decode_mark(value)
+    m["lastLSN"], m["rowsLSN"] = stamps[name]
+    return encode_mark(m)
 
 
 def older_mark_matches(stored, replayed):
@@ -1341,6 +1370,7 @@ def verify(directory):
             problems.append(str(error))
     older_marks = 0
     with env.begin() as txn:
+        stamps = read_stamps(txn, dbs)
         for name, replayed in (("rows", state.rows), ("rowIndex", state.index), ("marks", state.marks),
                                ("pending", state.pending), ("mutations", state.mutations),
                                ("idMap", state.id_map), ("confirmed", state.confirmed)):
@@ -1348,7 +1378,7 @@ def verify(directory):
                 if replayed:
                     problems.append("the store has no %s database, but the replay fills it" % name)
                 continue
-            stored = {bytes(k): bytes(v) for k, v in txn.cursor(db=dbs[name])}
+            stored = {bytes(k): (stamped(bytes(k), v, stamps) if name == "marks" else bytes(v)) for k, v in txn.cursor(db=dbs[name])}
             for key in sorted(set(stored) | set(replayed)):
                 a, b = stored.get(key), replayed.get(key)
                 if a == b:
@@ -1361,8 +1391,8 @@ def verify(directory):
     stored_checkpoint = meta.get(b"checkpoint")
     if (struct.unpack(">Q", stored_checkpoint)[0] if stored_checkpoint else None) != state.checkpoint:
         problems.append("meta checkpoint %r, replayed %r" % (stored_checkpoint, state.checkpoint))
-    if meta.get(b"formatVersion") != b"\x01":
-        problems.append("meta formatVersion is %r, expected 01" % meta.get(b"formatVersion"))
+    if meta.get(b"formatVersion") not in (b"\x01", b"\x02"):
+        problems.append("meta formatVersion is %r, expected 01 or 02" % meta.get(b"formatVersion"))
     stored_last = meta.get(b"lastLSN")
     if stored_last is not None and struct.unpack(">Q", stored_last)[0] < last:
         problems.append("meta lastLSN %d is below the last log key %d" % (struct.unpack(">Q", stored_last)[0], last))

@@ -71,13 +71,13 @@ enum MetaKey {
 
 /// The store format: the layout of the named databases, versioned apart from the log
 /// record's format (``LogRecord/formatVersion``), which it does not change.
-enum StoreFormat {
+package enum StoreFormat {
     /// The version this Freshet writes: 2 adds the stamp journal (``MetaKey/markStamps``).
-    static let current: UInt8 = 2
+    package static let current: UInt8 = 2
     /// The versions this Freshet reads. A format 1 store holds no journal, so it is a valid
     /// format 2 store; opening it for writing records version 2, which an older Freshet
     /// refuses (it would not read the journal's LSNs).
-    static let readable: ClosedRange<UInt8> = 1...2
+    package static let readable: ClosedRange<UInt8> = 1...2
 }
 
 enum Keys {

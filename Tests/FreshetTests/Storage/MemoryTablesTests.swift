@@ -87,7 +87,7 @@ struct MemoryTablesTests {
 
     @Test("40,000 distinct keys put, a random half removed and a quarter put again: every lookup and the ordered walk match a sorted reference")
     func manyKeys() async throws {
-        try await offPool {
+        await offPool {
             var table = OrderedTable()
             var reference: [[UInt8]: [UInt8]] = [:]
             var g = DamagedFileTests.SplitMix(state: 21)

@@ -16,7 +16,7 @@ extension LogToolTests {
                 #expect(runTool([command, "/some/dir", "-h"]).stdout == help.stdout)
             }
             #expect(runTool(["help"]).stdout == [Command.usage])
-            #expect(runTool(["--version"]).stdout == ["freshet 0.1.0 (log format 1)"])
+            #expect(runTool(["--version"]).stdout == ["freshet 0.1.0 (log format 1, store format 2)"])
             let unknown = runTool(["help", "frobnicate"])
             #expect(unknown.status == 2)
             #expect(unknown.stderr == [#"freshet: help: no command "frobnicate"; try `freshet help`"#])
