@@ -370,6 +370,7 @@ def decode_payload(kind, buf):
 
 def decode_checkpoint(buf):
     through, micros, kept, removed, entries = None, 0, [], 0, []
+    version, policies = 1, []
     for tag, value in fields(buf):
         if tag == 1:
             through = as_uint(value)
@@ -393,9 +394,26 @@ def decode_checkpoint(buf):
             if not key:
                 raise FormatError("checkpoint entry has no key")
             entries.append((table, key, val))
+        elif tag == 6:
+            version = as_uint(value)
+        elif tag == 7:
+            collection, lsn, policy = None, 0, None
+            for t, v in fields(value):
+                if t == 1:
+                    collection = as_str(v)
+                elif t == 2:
+                    lsn = as_uint(v)
+                elif t == 3:
+                    policy = decode_read_policy(v)
+            if collection is None or policy is None:
+                raise FormatError("checkpoint policy entry has no collection or no policy")
+            policies.append((collection, lsn, policy))
     if through is None:
         raise FormatError("checkpoint has no throughLSN")
-    return {"throughLSN": through, "throughMicros": micros, "keptLSNs": kept, "removedCount": removed, "entries": entries}
+    if version > 2:
+        raise FormatError("checkpoint payload version %d is newer than 2" % version)
+    return {"throughLSN": through, "throughMicros": micros, "keptLSNs": kept, "removedCount": removed, "entries": entries,
+            "payloadVersion": version, "policies": policies}
 
 
 def encode_checkpoint(e, w):
@@ -405,6 +423,10 @@ def encode_checkpoint(e, w):
     w.uint(4, e["removedCount"])
     for table, key, val in e["entries"]:
         w.bytes(5, Writer().uint(1, table).bytes(2, key).bytes(3, val).buf)
+    if e.get("payloadVersion", 1) >= 2:  # version 2 writes field 6 even with no policy
+        w.uint(6, e["payloadVersion"])
+        for collection, lsn, policy in e.get("policies", []):
+            w.bytes(7, Writer().str(1, collection).uint(2, lsn).bytes(3, encode_read_policy(policy)).buf)
 
 
 # ---------------------------------------------------------------- mutation payloads
@@ -752,7 +774,7 @@ def to_json(r):
             return bytes(v).decode("utf-8", "replace")
         if isinstance(v, dict):
             return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, list):
+        if isinstance(v, (list, tuple)):  # a checkpoint's entries and policies are tuples
             return [clean(x) for x in v]
         return v
     e = dict(r["event"])
