@@ -74,6 +74,29 @@ struct MarkStampJournalTests {
         }
     }
 
+    @Test("an evicted collection loses its mark and its stamp; a fetch after local writes writes the mark whole")
+    func evictionAndFetchDropStamps() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(try await store.append(ClockChangeTests.fetched(["1"]), to: "items") == LSN(1))
+            try await store.localWrite("items", [.upsert(row("2"))])
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            try await store.localWrite("notes", [.upsert(row("b"))])
+            try await store.localWrite("items", [.upsert(row("3"))])                        // LSN 5: items journaled
+            #expect(try await store.append(GarbageCollectionTests.evicted300, to: "items") == LSN(6))
+            #expect(try await store.append(ClockChangeTests.fetched(["x"]), to: "notes") == LSN(7))
+            #expect(try store.snapshot("items").syncMark == nil)
+            let notes = try #require(try store.snapshot("notes").syncMark)
+            #expect(notes.lastLSN == LSN(7) && notes.rowsLSN == LSN(7) && notes.fetchedLSN == LSN(7))
+            #expect(try store.verify().isOK)
+            store.close()
+            #expect(try Self.raw(directory, "items").mark == nil)
+            let raw = try Self.raw(directory, "notes")
+            #expect(raw.mark == notes.encoded())
+            #expect(raw.journal == nil)
+        }
+    }
+
     @Test("the journal holds at most 16 collections: the 17th empties it into marks, each mark with its stamped LSNs")
     func overfullJournalEmptied() async throws {
         try await withTemporaryDirectory { directory in
