@@ -2,16 +2,19 @@ import FreshetLMDB
 
 /// The stamp journal: the newest `lastLSN` and `rowsLSN` of collections whose SyncMark only a
 /// local write changed since it was last written, kept in `meta` under ``MetaKey/markStamps``
-/// instead of rewriting the mark in `marks` (docs/log-format.md §1, "The stamp journal").
+/// instead of rewriting the mark in `marks` (docs/log-format.md §9.1).
 ///
 /// Why: every commit already writes `meta` (``MetaKey/lastLSN``), one leaf page, while a
 /// mark rewritten in `marks` copies that B-tree's path, which gains a level once the marks
 /// outgrow one leaf (a few dozen collections): at 5,000 collections a local write copied one
 /// page more than at 10 (docs/performance.md, "W7 round 5").
 ///
-/// A collection's mark is its `marks` entry with these two LSNs, when the journal names it,
-/// in place of the stored ones. The journal names only collections that have a `marks`
-/// entry; any other change of the mark writes it whole and drops it from the journal.
+/// A collection's mark is its `marks` entry with these two LSNs in place of the stored ones,
+/// when the journal names it with a `lastLSN` newer than the entry's (``applied(to:name:)``).
+/// The writer journals only collections that have a `marks` entry, and any other change of
+/// the mark writes it whole and drops it from the journal; a stamp that is not newer than its
+/// mark, or names no mark, is ignored: a mark written whole later (say by a Freshet of store
+/// format 1 that had the store open when it was upgraded) supersedes it, as LSNs only grow.
 ///
 /// Stored form: entries in ascending byte order of their names, each the name's UTF-8 length
 /// (2 bytes big-endian), the name, `lastLSN` and `rowsLSN` (8 bytes big-endian each). At most
@@ -98,9 +101,14 @@ struct MarkStamps: Equatable, Sendable {
         return found ? stamps[i] : nil
     }
 
-    /// `mark` with the journal's LSNs for `name` in place of its own, when the journal has them.
+    /// Whether the journal's stamp for `name` applies to a mark whose stored `lastLSN` is
+    /// `stored`: it is newer. Else it is a leftover the mark superseded, and is ignored.
+    func applies(_ s: Stamp, over stored: LSN) -> Bool { s.lastLSN > stored }
+
+    /// `mark` with the journal's LSNs for `name` in place of its own, when the journal has a
+    /// stamp for it that is newer than the mark (``applies(_:over:)``).
     func applied(to mark: SyncMark, name: [UInt8]) -> SyncMark {
-        guard let s = stamp(for: name) else { return mark }
+        guard let s = stamp(for: name), applies(s, over: mark.lastLSN) else { return mark }
         var m = mark
         m.lastLSN = s.lastLSN
         m.rowsLSN = s.rowsLSN

@@ -218,17 +218,17 @@ final class SyncMarkCache: @unchecked Sendable {
         }
         guard journals, stamps != before else { return }
         if stamps.isOverfull {
-            // Each journaled collection's mark written whole with its stamped LSNs.
+            // Each journaled collection's mark written whole with its stamped LSNs; a stamp
+            // readers ignore (no mark, or not newer than it: MarkStamps) is dropped.
             for stamp in stamps.stamps {
-                guard let bytes = try txn.get(database, key: stamp.name) else {
-                    throw StoreError(.corruptRecord, "the SyncMark stamp journal names \(Keys.quoted(String(decoding: stamp.name, as: UTF8.self))), which has no SyncMark")
-                }
+                guard let bytes = try txn.get(database, key: stamp.name) else { continue }
                 var mark: SyncMark
                 do {
                     mark = try SyncMark.decode(bytes)
                 } catch let error as FormatError {
                     throw StoreError(.corruptRecord, "SyncMark of \(String(decoding: stamp.name, as: UTF8.self)): \(error.reason)")
                 }
+                guard stamps.applies(stamp, over: mark.lastLSN) else { continue }
                 mark.lastLSN = stamp.lastLSN
                 mark.rowsLSN = stamp.rowsLSN
                 try txn.put(database, key: stamp.name, value: mark.encoded())

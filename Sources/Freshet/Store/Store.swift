@@ -222,8 +222,12 @@ public final class Store: Sendable {
             var needsVersion = false
             var stored = StoreFormat.current
             if let version = try txn.get(dbs.meta, key: MetaKey.formatVersion) {
-                guard version.count == 1, StoreFormat.readable.contains(version[0]) else {
-                    throw StoreError(.unsupportedFormat, "\(path) has store format \(version.first.map(String.init) ?? "?"); this Freshet reads formats \(StoreFormat.readable.lowerBound) to \(StoreFormat.readable.upperBound)")
+                let readable = "this Freshet reads formats \(StoreFormat.readable.lowerBound) to \(StoreFormat.readable.upperBound)"
+                guard version.count == 1 else {
+                    throw StoreError(.unsupportedFormat, "\(path) has a store format version of \(version.count) bytes (\(version.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " "))), not 1; \(readable)")
+                }
+                guard StoreFormat.readable.contains(version[0]) else {
+                    throw StoreError(.unsupportedFormat, "\(path) has store format \(version[0]); \(readable)")
                 }
                 // An older format is upgraded when the store is opened for writing (format 1
                 // to 2 changes nothing stored: StoreFormat.readable).
@@ -233,6 +237,15 @@ public final class Store: Sendable {
                 needsVersion = true
             } else {
                 throw StoreError(.notAStore, "\(path) has no Freshet format version")
+            }
+            if create {
+                // Every commit that changes a mark reads the stamp journal: a damaged one would
+                // fail them all. It is damage like a damaged page (StoreFiles.checkDataFile).
+                do {
+                    _ = try MarkStamps.read(dbs.meta, in: txn)
+                } catch let error as StoreError where error.code == .corruptRecord {
+                    throw StoreError(.corrupted, "\(path) is damaged (\(error.message)); nothing was written. Store.recoverDamaged(directory:) moves it aside and starts a store from its log")
+                }
             }
             return (dbs, try dbs.lastLSN(in: txn), stored, needsVersion)
         }

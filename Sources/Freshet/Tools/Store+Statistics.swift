@@ -10,6 +10,7 @@ extension Store {
     /// - Throws: ``ToolError/store`` when the store cannot be read.
     public func statistics() throws(ToolError) -> StoreStatistics {
         var stats = StoreStatistics()
+        stats.storeFormat = Int(formatVersion)
         do {
             try checkOpen()
             var perCollection: [String: StoreStatistics.Collection] = [:]

@@ -6,7 +6,8 @@ extension Store {
     /// LSNs run on without a gap from 1 (from the latest checkpoint's `throughLSN` after a
     /// compaction, whose kept records must decode), and folding the log into memory (``MemoryTables``) with the same
     /// ``Fold`` yields the materialized databases byte for byte (`rows`, `rowIndex`, `marks`,
-    /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`). Then every stored key of those
+    /// `meta`, `pending`, `mutations`, `idMap`, `confirmed`) — SyncMarks as read, with the stamp
+    /// journal applied (``MarkStamps``; docs/log-format.md §9.1). Then every stored key of those
     /// databases and of `log` must be found by a lookup (`mdb_get`) as that very entry: a
     /// damaged key in a branch page misleads lookups only. Each database's tree is first
     /// walked in key order in the same snapshot (``DataFile/Snapshot/checkKeyOrder(of:in:)``:
@@ -105,24 +106,40 @@ extension Store {
     /// compare their values. Each key counts once in the returned number of entries compared.
     ///
     /// The replay folds without the stamp journal (``MarkStamps``), so the stored side is
-    /// read as marks: a journaled collection's `marks` entry is compared with the journal's
-    /// LSNs in place of its own, and the journal's own `meta` entry is not compared.
+    /// read as marks: a `marks` entry the journal stamps is compared with the journal's LSNs
+    /// in place of its own, and the journal's own `meta` entry is not compared. A journal that
+    /// does not decode, and a stamp readers ignore (it names no mark, or is not newer than its
+    /// mark), are problems of `meta` (``journalProblems(_:source:dbs:)``).
     private static func compare(source: borrowing Transaction, dbs: StoreDatabases, scratch: ScratchState, namer: DifferenceNamer) throws -> ([StoreProblem], Int) {
         var problems: [StoreProblem] = []
         var compared = 0
-        let stamps = try MarkStamps.read(dbs.meta, in: source)
+        var stamps = MarkStamps()
+        do {
+            stamps = try MarkStamps.read(dbs.meta, in: source)
+        } catch let error as StoreError where error.code == .corruptRecord {
+            problems.append(StoreProblem(database: "meta", message: error.message + "; every SyncMark is compared as `marks` stores it"))
+        }
         for ((name, stored), (_, rebuilt)) in zip(materialized(dbs), materialized(scratch.state.dbs)) {
-            /// A stored `marks` entry as the store reads it when the journal names its key
-            /// (nil: compared as stored; so is a mark that does not decode, and it differs).
+            /// A stored `marks` entry as the store reads it when the journal stamps it (nil:
+            /// compared as stored; so is a mark that does not decode, and it differs).
             func journaled(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> [UInt8]? {
                 guard name == "marks", !stamps.isEmpty else { return nil }
                 let k = Array(key)
-                guard stamps.stamp(for: k) != nil else { return nil }
+                guard let stamp = stamps.stamp(for: k) else { return nil }
                 do {
-                    return stamps.applied(to: try SyncMark.decode(Array(value)), name: k).encoded()
+                    let mark = try SyncMark.decode(Array(value))
+                    guard stamps.applies(stamp, over: mark.lastLSN) else { return nil }
+                    return stamps.applied(to: mark, name: k).encoded()
                 } catch {
                     return nil
                 }
+            }
+            /// A difference of `marks` names the journal when its LSNs came from there.
+            func noted(_ problem: StoreProblem, journaled: Bool) -> StoreProblem {
+                guard journaled else { return problem }
+                var p = problem
+                p.message += " (lastLSN and rowsLSN as the stamp journal, meta \"markStamps\", gives them)"
+                return p
             }
             try source.withCursor(stored) { cursor in
                 /// Moves to the next stored entry, past the journal's in `meta`.
@@ -135,7 +152,8 @@ extension Store {
                 /// Reports the stored entry the cursor is on as one the replay lacks, and moves on.
                 func storedOnly() throws {
                     cursor.withEntry { key, value in
-                        problems.append(namer.name(database: name, key: Array(key), stored: journaled(key, value) ?? Array(value), replayed: nil))
+                        let read = journaled(key, value)
+                        problems.append(noted(namer.name(database: name, key: Array(key), stored: read ?? Array(value), replayed: nil), journaled: read != nil))
                     }
                     compared += 1
                     try advance()
@@ -156,7 +174,8 @@ extension Store {
                         problems.append(namer.name(database: name, key: Array(key), stored: nil, replayed: Array(value)))
                     case false?:
                         cursor.withEntry { storedKey, storedValue in
-                            problems.append(namer.name(database: name, key: Array(key), stored: journaled(storedKey, storedValue) ?? Array(storedValue), replayed: Array(value)))
+                            let read = journaled(storedKey, storedValue)
+                            problems.append(noted(namer.name(database: name, key: Array(key), stored: read ?? Array(storedValue), replayed: Array(value)), journaled: read != nil))
                         }
                         try advance()
                     case true?:
@@ -167,7 +186,34 @@ extension Store {
                 while cursor.isOnEntry { try storedOnly() }
             }
         }
-        return (problems, compared)
+        return (problems + (try journalProblems(stamps, source: source, dbs: dbs)), compared)
+    }
+
+    /// The stamps of the journal that readers ignore: one naming a collection with no mark, or
+    /// one not newer than its mark (``MarkStamps/applies(_:over:)``). The writer never leaves
+    /// one; they come from damage, or from a Freshet of store format 1 writing the store after
+    /// it was upgraded. Harmless to reads (ignored), they are reported as `meta` problems.
+    private static func journalProblems(_ stamps: MarkStamps, source: borrowing Transaction, dbs: StoreDatabases) throws -> [StoreProblem] {
+        var problems: [StoreProblem] = []
+        for stamp in stamps.stamps {
+            let name = String(decoding: stamp.name, as: UTF8.self)
+            guard let value = try source.get(dbs.marks, key: stamp.name) else {
+                problems.append(StoreProblem(database: "meta", collection: name, lsn: stamp.lastLSN,
+                                             message: "the stamp journal (markStamps) stamps a collection with no SyncMark; readers ignore the stamp"))
+                continue
+            }
+            let mark: SyncMark
+            do {
+                mark = try SyncMark.decode(value)
+            } catch {
+                continue  // the mark's own difference is reported by the comparison
+            }
+            if !stamps.applies(stamp, over: mark.lastLSN) {
+                problems.append(StoreProblem(database: "meta", collection: name, lsn: stamp.lastLSN,
+                                             message: "the stamp journal (markStamps) has lastLSN \(stamp.lastLSN), not newer than the SyncMark's \(mark.lastLSN); readers ignore the stamp"))
+            }
+        }
+        return problems
     }
 
     /// The materialized databases by name, in the order `verify` compares them and reports

@@ -39,6 +39,9 @@ public struct StoreStatistics: Sendable {
     /// The LMDB memory map size: the largest the file may grow to.
     public var mapBytes = 0
     public var pageSize = 0
+    /// The store format version (`meta.formatVersion`, docs/log-format.md §9): 2, or 1 for a
+    /// store no Freshet of format 2 has opened read-write yet.
+    public var storeFormat = 0
     /// Pages LMDB counts as used (`me_last_pgno + 1`: every page some transaction allocated)
     /// and pages on LMDB's free list (reused by later writes). The file may end before the
     /// used pages, so `usedPages × pageSize` can exceed ``fileBytes``: a page allocated and

@@ -143,7 +143,7 @@ struct MarkStampJournalTests {
         }
     }
 
-    @Test("a damaged journal is corruptRecord with the reason when a mark is read, and verify reports the stamped mark as differing")
+    @Test("a damaged journal: a writable open is corrupted (nothing written), read-only snapshots are corruptRecord, verify reports it (exit 1) and compares marks as stored, compact refuses (exit 2)")
     func damagedJournal() async throws {
         try await withTemporaryDirectory { directory in
             let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
@@ -151,15 +151,89 @@ struct MarkStampJournalTests {
             try await store.localWrite("notes", [.upsert(row("b"))])
             store.close()
             try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.markStamps, value: [0, 5, 0x6E]) }
-            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            defer { reopened.close() }
-            let error = #expect(throws: StoreError.self) { try reopened.snapshot("notes") }
-            #expect(error?.code == .corruptRecord)
-            #expect(error?.message.hasSuffix("the SyncMark stamp journal (meta \"markStamps\"): an entry is truncated") == true, "\(error?.message ?? "")")
+            let bytes = try Data(contentsOf: directory.appendingPathComponent("data.mdb"))
+            let journalError = "the SyncMark stamp journal (meta \"markStamps\"): an entry is truncated"
+
+            let writable = #expect(throws: StoreError.self) { try Store(directory: directory, configuration: .test(), dependencies: .test()) }
+            #expect(writable?.code == .corrupted)
+            #expect(writable?.message == "\(directory.path) is damaged (\(journalError)); nothing was written. Store.recoverDamaged(directory:) moves it aside and starts a store from its log")
+            #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == bytes)
+
+            let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
+            let read = #expect(throws: StoreError.self) { try readOnly.snapshot("notes") }
+            #expect(read?.code == .corruptRecord)
+            #expect(read?.message.hasSuffix(journalError) == true, "\(read?.message ?? "")")
+            // The stored mark (lastLSN 1) is compared as it is: it differs from the replay's (2).
+            #expect(try readOnly.verify().problems.map(\.description) == [
+                "meta: \(journalError); every SyncMark is compared as `marks` stores it",
+                "marks · notes · LSN 2: stored value differs from the replay",
+            ])
+            readOnly.close()
+            let verify = runTool(["verify", directory.path])
+            #expect(verify.status == 1)
+            let compact = runTool(["compact", directory.path, "--keep", "0s"])
+            #expect(compact.status == 2)
+            #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == bytes)
         }
     }
 
-    @Test("a stale stamp (LSNs the log does not give) makes verify report the marks entry of that collection")
+    @Test("a stamp readers ignore (no mark, or not newer than its mark) leaves every mark as stored, is reported by verify, and is dropped when the journal overflows; writes go on")
+    func ignoredStamps() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            let names = (0..<16).map { "s\($0)" }
+            for name in names { try await store.localWrite(name, [.upsert(row("a"))]) }   // LSN 1 ... 16: marks written whole
+            store.close()
+            // "zzz" has no mark; s0's stamp (LSN 1) is not newer than its mark (lastLSN 1).
+            try NumberLimitTests.poke(directory) { txn, dbs in
+                try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("s0", 1, 0), ("zzz", 5, 5)]))
+            }
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(try reopened.snapshot("s0").syncMark == Self.mark(last: 1, rows: 1))
+            #expect(try reopened.snapshot("zzz").syncMark == nil)
+            #expect(try reopened.verify().problems.map(\.description) == [
+                "meta · s0 · LSN 1: the stamp journal (markStamps) has lastLSN 1, not newer than the SyncMark's 1; readers ignore the stamp",
+                "meta · zzz · LSN 5: the stamp journal (markStamps) stamps a collection with no SyncMark; readers ignore the stamp",
+            ])
+            // Journal every collection: 16 stamps plus "zzz" overflow it; it empties into marks.
+            for name in names { try await reopened.localWrite(name, [.upsert(row("b"))]) }  // LSN 17 ... 32
+            for (i, name) in names.enumerated() {
+                #expect(try reopened.snapshot(name).syncMark == Self.mark(last: UInt64(17 + i), rows: UInt64(17 + i)))
+            }
+            #expect(try reopened.verify().isOK)
+            reopened.close()
+            #expect(try Self.raw(directory, "s0").journal == nil)
+            #expect(try Self.raw(directory, "zzz").mark == nil)
+        }
+    }
+
+    @Test("a mark written whole after the stamp (a format 1 Freshet writing the upgraded store) supersedes it: LSNs only grow")
+    func wholeMarkSupersedesStamp() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            try await store.localWrite("notes", [.upsert(row("b"))])           // journaled: 2 / 2
+            try await store.localWrite("notes", [.upsert(row("c"))])           // journaled: 3 / 3
+            store.close()
+            // What a format 1 writer leaves after folding LSN 3 itself: the mark written whole,
+            // the journal not read (here, a journal from before its write: 2 / 2).
+            try NumberLimitTests.poke(directory) { txn, dbs in
+                try txn.put(dbs.marks, key: Array("notes".utf8), value: Self.mark(last: 3, rows: 3).encoded())
+                try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("notes", 2, 2)]))
+            }
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { reopened.close() }
+            #expect(try reopened.snapshot("notes").syncMark == Self.mark(last: 3, rows: 3))
+            #expect(try reopened.verify().problems.map(\.description) == [
+                "meta · notes · LSN 2: the stamp journal (markStamps) has lastLSN 2, not newer than the SyncMark's 3; readers ignore the stamp",
+            ])
+            #expect(try await reopened.localWrite("notes", [.upsert(row("d"))]) == LSN(4))
+            #expect(try reopened.snapshot("notes").syncMark == Self.mark(last: 4, rows: 4))
+            #expect(try reopened.verify().isOK)
+        }
+    }
+
+    @Test("a stale stamp (LSNs the log does not give) makes verify report the marks entry of that collection, naming the journal")
     func staleStampReported() async throws {
         try await withTemporaryDirectory { directory in
             let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
@@ -171,9 +245,22 @@ struct MarkStampJournalTests {
             }
             let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
             defer { reopened.close() }
-            let problems = try reopened.verify().problems
-            #expect(problems.map(\.database) == ["marks"])
-            #expect(problems.map(\.collection) == ["notes"])
+            #expect(try reopened.verify().problems.map(\.description) == [
+                "marks · notes · LSN 2: stored value differs from the replay (lastLSN and rowsLSN as the stamp journal, meta \"markStamps\", gives them)",
+            ])
+        }
+    }
+
+    @Test("a store format version that is not one byte is unsupportedFormat and says so")
+    func twoByteVersion() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            store.close()
+            try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1, 2]) }
+            let error = #expect(throws: StoreError.self) { try Store(directory: directory, configuration: .test(), dependencies: .test()) }
+            #expect(error?.code == .unsupportedFormat)
+            #expect(error?.message == "\(directory.path) has a store format version of 2 bytes (01 02), not 1; this Freshet reads formats 1 to 2")
         }
     }
 
