@@ -302,7 +302,7 @@ def decode_payload(kind, buf):
         return {"response": response, "page": page, "basisLSN": basis, "readPolicy": policy}
     if kind == "fetchFailed":
         e = {"url": "", "reason": "", "status": None, "message": "", "attempt": 1, "durationMicros": None,
-             "readPolicy": None}
+             "readPolicy": None, "page": None}
         for tag, value in fields(buf):
             if tag == 1:
                 e["url"] = as_str(value)
@@ -318,10 +318,20 @@ def decode_payload(kind, buf):
                 e["durationMicros"] = as_int(value)
             elif tag == 7:
                 e["readPolicy"] = decode_read_policy(value)
+            elif tag == 8:
+                e["page"] = as_uint(value)
         return e
     if kind in ("changed", "localWrite"):
-        ops = []
+        ops, origin = [], None
         for tag, value in fields(buf):
+            if tag == 2:  # PushOrigin (6.6)
+                origin = {"source": None, "eventID": None}
+                for t, x in fields(value):
+                    if t in (1, 2):
+                        origin[("source", "eventID")[t - 1]] = as_str(x)
+                if origin["source"] is None or origin["eventID"] is None:
+                    raise FormatError("push origin has no source or no event ID")
+                continue
             if tag != 1:
                 continue
             op, row_id, body = 0, None, b""
@@ -340,7 +350,7 @@ def decode_payload(kind, buf):
                 ops.append({"op": "delete", "id": row_id})
             else:
                 raise FormatError("unknown row op %d" % op)
-        return {"ops": ops}
+        return {"ops": ops, "origin": origin}
     if kind == "invalidated":
         reason = None
         for tag, value in fields(buf):
@@ -655,6 +665,7 @@ def encode_payload(kind, e):
         w.uint(5, e["attempt"]).opt_int(6, e["durationMicros"])
         if e.get("readPolicy"):
             w.bytes(7, encode_read_policy(e["readPolicy"]))
+        w.opt_uint(8, e.get("page"))
     elif kind in ("changed", "localWrite"):
         for op in e["ops"]:
             m = Writer()
@@ -663,6 +674,8 @@ def encode_payload(kind, e):
             else:
                 m.uint(1, 2).str(2, op["id"])
             w.bytes(1, m.buf)
+        if e.get("origin"):
+            w.bytes(2, Writer().str(1, e["origin"]["source"]).str(2, e["origin"]["eventID"]).buf)
     elif kind == "invalidated":
         w.opt_str(1, e["reason"])
     elif kind in ("mutationProposed", "mutationConfirmed", "mutationRolledBack"):
@@ -805,7 +818,7 @@ def new_mark():
     m = {name: None for name in list(MARK_TIMES.values()) + list(MARK_STRINGS.values())}
     m.update(fetchedLSN=None, invalidatedLSN=None, lastLSN=0, pageCount=0,
              consecutiveFailures=0, lastError=None, rowsLSN=0, responseDelayMicros=0,
-             noStore=False, pages=[])
+             noStore=False, pages=[], resumePage=None, pushCursors=[])
     return m
 
 
@@ -834,6 +847,18 @@ def decode_mark(buf):
             m["responseDelayMicros"] = as_int(value)
         elif tag == 20:
             m["noStore"] = as_uint(value) != 0
+        elif tag == 22:
+            m["resumePage"] = as_uint(value)
+        elif tag == 25:
+            c = {"source": "", "eventID": "", "lsn": 0}
+            for t, x in fields(value):
+                if t == 1:
+                    c["source"] = as_str(x)
+                elif t == 2:
+                    c["eventID"] = as_str(x)
+                elif t == 3:
+                    c["lsn"] = as_uint(x)
+            m["pushCursors"].append(c)
         elif tag == 21:
             page = {"url": "", "etag": None, "lastModified": None, "next": None}
             for t, x in fields(value):
@@ -857,9 +882,12 @@ def encode_mark(m):
     w.uint(18, m["rowsLSN"]).int(19, m["responseDelayMicros"])
     if m["noStore"]:
         w.bool(20, True)
+    w.opt_uint(22, m["resumePage"])  # Freshet writes 22 before the pages (tags may come in any order)
     for page in m["pages"]:
         w.bytes(21, Writer().str(1, page["url"]).opt_str(2, page["etag"]).opt_str(3, page["lastModified"])
                 .opt_str(4, page["next"]).buf)
+    for c in m["pushCursors"]:
+        w.bytes(25, Writer().str(1, c["source"]).str(2, c["eventID"]).uint(3, c["lsn"]).buf)
     return bytes(w.buf)
 
 
@@ -1205,6 +1233,15 @@ class State:
             m["lastError"] = {"reason": e["reason"], "status": e["status"], "message": e["message"], "lsn": r["lsn"]}
             m["consecutiveFailures"] += 1
         elif k in ("changed", "localWrite"):
+            origin = e.get("origin")
+            if origin is not None:  # 10.4: a re-delivered push event folds nothing
+                cursor = next((c for c in m["pushCursors"] if c["source"] == origin["source"]), None)
+                if cursor is not None and push_repeats(origin["eventID"], cursor["eventID"]):
+                    e = dict(e, ops=[])
+                else:
+                    m["pushCursors"] = sorted([c for c in m["pushCursors"] if c["source"] != origin["source"]]
+                                              + [{"source": origin["source"], "eventID": origin["eventID"], "lsn": r["lsn"]}],
+                                              key=lambda c: c["source"].encode("utf-8"))
             for op in e["ops"]:
                 if op["op"] == "upsert":
                     changed = self._upsert(ckey, op) or changed
@@ -1339,6 +1376,16 @@ def stamped(name, value, stamps):
     m = decode_mark(value)
     m["lastLSN"], m["rowsLSN"] = stamps[name]
     return encode_mark(m)
+
+
+def push_repeats(event_id, last_id):
+    """10.4: both sequences (1-19 ASCII digits) and not greater, or else equal byte for byte."""
+    def sequence(i):
+        return int(i) if 1 <= len(i) <= 19 and all("0" <= ch <= "9" for ch in i) else None
+    mine, last = sequence(event_id), sequence(last_id)
+    if mine is not None and last is not None:
+        return mine <= last
+    return event_id == last_id
 
 
 def older_mark_matches(stored, replayed):
