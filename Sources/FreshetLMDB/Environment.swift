@@ -20,6 +20,10 @@ package final class Environment: @unchecked Sendable {
     package let path: String
     /// Run after each committed write transaction (see ``DriveFlush``); nil: LMDB's own sync only.
     private let driveFlush: DriveFlush?
+    /// A descriptor of `lock.mdb` for ``isSharedWithOtherProcesses()`` (-1: none could be
+    /// opened). Closed only after `mdb_env_close`: closing any descriptor of the file drops
+    /// this process's `fcntl` locks on it, LMDB's included (POSIX record-lock semantics).
+    private let lockProbe: Int32
 
     /// Flushes the drive's write cache for `data.mdb` after LMDB's own sync; given the file
     /// descriptor, returns 0 or an `errno` value.
@@ -139,6 +143,7 @@ package final class Environment: @unchecked Sendable {
         }
         self.handle = env
         self.path = path
+        self.lockProbe = open(lockPath, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
         switch driveFlush {
         case .platform: self.driveFlush = Self.defaultDriveFlush(for: sync)
         case .custom(let flush): self.driveFlush = flush
@@ -191,7 +196,26 @@ package final class Environment: @unchecked Sendable {
             guard !isClosed else { return }
             isClosed = true
             mdb_env_close(handle)
+            if lockProbe >= 0 { closeDescriptor(lockProbe) }
         }
+    }
+
+    /// Whether another process has this environment open now: every process that opens it
+    /// holds a shared `fcntl` lock on byte 0 of `lock.mdb` while it is open (LMDB 0.9,
+    /// `mdb_env_excl_lock`), and `F_GETLK` reports another process's lock that a write lock on
+    /// that byte would meet (this process's own locks never conflict). nil when it cannot be
+    /// told (no descriptor of `lock.mdb`, or `fcntl` failed). Inside a write transaction the
+    /// answer holds until it commits for any process that would open the environment and then
+    /// write: its first write transaction waits for this one.
+    package func isSharedWithOtherProcesses() -> Bool? {
+        guard lockProbe >= 0 else { return nil }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        guard fcntl(lockProbe, F_GETLK, &lock) == 0 else { return nil }
+        return lock.l_type != Int16(F_UNLCK)
     }
 
     /// Called when ``close()`` (or a map resize) has to wait for transactions running on

@@ -44,7 +44,9 @@ struct MarkStamps: Equatable, Sendable {
         while offset < bytes.count {
             guard bytes.count - offset >= 2 else { throw Self.corrupt("an entry is truncated") }
             let n = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-            guard n > 0, bytes.count - offset - 2 >= n + 16 else { throw Self.corrupt("an entry is truncated") }
+            guard n > 0 else { throw Self.corrupt("an entry has an empty name") }
+            guard n <= Keys.maxCollectionBytes else { throw Self.corrupt("an entry's name is \(n) bytes, more than \(Keys.maxCollectionBytes)") }
+            guard bytes.count - offset - 2 >= n + 16 else { throw Self.corrupt("an entry is truncated") }
             let name = Array(bytes[(offset + 2)..<(offset + 2 + n)])
             let last = Keys.readUInt64(bytes, at: offset + 2 + n)
             let rows = Keys.readUInt64(bytes, at: offset + 10 + n)
@@ -120,6 +122,25 @@ struct MarkStamps: Equatable, Sendable {
         let (found, i) = search(name)
         let s = Stamp(name: name, lastLSN: lastLSN, rowsLSN: rowsLSN)
         if found { stamps[i] = s } else { stamps.insert(s, at: i) }
+    }
+
+    /// The journal without the stamps readers ignore: those naming a collection `marks` (in
+    /// `txn`) has no entry for, or not newer than its entry's `lastLSN` (``applies(_:over:)``).
+    /// A mark that does not decode keeps its stamp (its own damage is reported elsewhere).
+    func withoutIgnored(marks: Database, in txn: borrowing some FoldTables & ~Copyable) throws -> MarkStamps {
+        var kept = MarkStamps()
+        for s in stamps {
+            guard let bytes = try txn.get(marks, key: s.name) else { continue }
+            let stored: LSN?
+            do {
+                stored = try SyncMark.decode(bytes).lastLSN
+            } catch {
+                stored = nil
+            }
+            if let stored, !applies(s, over: stored) { continue }
+            kept.stamps.append(s)
+        }
+        return kept
     }
 
     /// Drops the stamp of `name`; returns whether there was one.

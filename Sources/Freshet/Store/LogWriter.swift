@@ -58,8 +58,14 @@ final class LogWriter: Sendable {
     /// thread, so no task's thread waits for an fsync.
     private let commitsOnCaller: Bool
 
+    /// Whether stamp-only changes of marks go to the stamp journal (``MarkStamps``): a store of
+    /// format 2. A format 1 store another process had open stays format 1 and is written as
+    /// format 1 writes it (``Store``'s open).
+    private let journalsStamps: Bool
+
     init(env: Environment, state: MaterializedState, lastLSN: LSN, now: @escaping @Sendable () -> Date, maxMapSize: Int = 0, commitsOnCaller: Bool = false,
-         didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
+         journalsStamps: Bool = true, didCommit: @escaping @Sendable (Set<String>, LSN) -> Void) {
+        self.journalsStamps = journalsStamps
         self.maxMapSize = maxMapSize
         self.commitsOnCaller = commitsOnCaller
         self.env = env
@@ -274,7 +280,7 @@ final class LogWriter: Sendable {
     /// this one last committed (`known`; docs/architecture.md, "Several processes").
     /// Collections that other process touched are announced to observers with this commit's.
     private func write(_ batches: inout [[Entry]], join: (() -> [[Entry]])?, known: LSN, isolated: Bool) throws -> (results: [Result<LSN, any Error>], touched: Set<String>, last: LSN) {
-        let marks = SyncMarkCache(journals: true)
+        let marks = SyncMarkCache(journals: journalsStamps)
         let folding = MaterializedState(dbs: state.dbs, marks: marks)
         var results: [Result<LSN, any Error>] = []
         var touched = Set<String>()

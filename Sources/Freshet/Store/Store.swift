@@ -166,7 +166,8 @@ public final class Store: Sendable {
                 collector.used([collection])
             })
             self.writer = LogWriter(env: env, state: state, lastLSN: lastLSN, now: dependencies.now, maxMapSize: configuration.maxMapSize,
-                                    commitsOnCaller: configuration.durability == .none, didCommit: { collections, _ in
+                                    commitsOnCaller: configuration.durability == .none,
+                                    journalsStamps: formatVersion >= 2, didCommit: { collections, _ in
                 collector.used(collections)
                 box.store?.hub.publish(collections)
             })
@@ -224,15 +225,18 @@ public final class Store: Sendable {
             if let version = try txn.get(dbs.meta, key: MetaKey.formatVersion) {
                 let readable = "this Freshet reads formats \(StoreFormat.readable.lowerBound) to \(StoreFormat.readable.upperBound)"
                 guard version.count == 1 else {
-                    throw StoreError(.unsupportedFormat, "\(path) has a store format version of \(version.count) bytes (\(version.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " "))), not 1; \(readable)")
+                    throw StoreError(.unsupportedFormat, "\(path) has a store format version of \(version.count) bytes (\(version.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " "))), where one byte is expected; \(readable)")
                 }
                 guard StoreFormat.readable.contains(version[0]) else {
                     throw StoreError(.unsupportedFormat, "\(path) has store format \(version[0]); \(readable)")
                 }
                 // An older format is upgraded when the store is opened for writing (format 1
-                // to 2 changes nothing stored: StoreFormat.readable).
+                // to 2 changes nothing stored: StoreFormat.readable) and no other process has
+                // it open, which may be a Freshet of format 1: it would write marks without
+                // reading the journal. Inside this write transaction the answer holds for any
+                // process that opens the store later (its first write waits for this one).
                 stored = version[0]
-                needsVersion = create && version[0] != StoreFormat.current
+                needsVersion = create && version[0] != StoreFormat.current && env.isSharedWithOtherProcesses() == false
             } else if create {
                 needsVersion = true
             } else {
@@ -241,22 +245,26 @@ public final class Store: Sendable {
             if create {
                 // Every commit that changes a mark reads the stamp journal: a damaged one would
                 // fail them all. It is damage like a damaged page (StoreFiles.checkDataFile).
+                let stamps: MarkStamps
                 do {
-                    _ = try MarkStamps.read(dbs.meta, in: txn)
+                    stamps = try MarkStamps.read(dbs.meta, in: txn)
                 } catch let error as StoreError where error.code == .corruptRecord {
-                    throw StoreError(.corrupted, "\(path) is damaged (\(error.message)); nothing was written. Store.recoverDamaged(directory:) moves it aside and starts a store from its log")
+                    throw StoreError(.corrupted, "\(path) is damaged (\(error.message)); nothing was written. Its log is intact: `freshet export` it and `freshet import` the export into a new directory to rebuild it without loss (docs/reliability.md, \"A damaged stamp journal\")")
                 }
+                // Stamps readers ignore (MarkStamps.applies) are leftovers: dropped.
+                let kept = try stamps.withoutIgnored(marks: dbs.marks, in: txn)
+                if kept != stamps { try kept.write(dbs.meta, in: txn) }
             }
-            return (dbs, try dbs.lastLSN(in: txn), stored, needsVersion)
+            return (dbs, try dbs.lastLSN(in: txn), needsVersion ? StoreFormat.current : stored, needsVersion)
         }
         guard create else {
             let (dbs, last, version, _) = try env.read { txn in try inspect(txn) }
             return (dbs, last, version)
         }
         return try env.write { txn in
-            let (dbs, last, _, needsVersion) = try inspect(txn)
+            let (dbs, last, version, needsVersion) = try inspect(txn)
             if needsVersion { try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [StoreFormat.current]) }
-            return (dbs, last, StoreFormat.current)
+            return (dbs, last, version)
         }
     }
 

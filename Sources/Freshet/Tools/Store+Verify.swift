@@ -195,6 +195,9 @@ extension Store {
     /// it was upgraded. Harmless to reads (ignored), they are reported as `meta` problems.
     private static func journalProblems(_ stamps: MarkStamps, source: borrowing Transaction, dbs: StoreDatabases) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
+        if stamps.isOverfull {
+            problems.append(StoreProblem(database: "meta", message: "the stamp journal (markStamps) holds \(stamps.count) entries (\(stamps.byteCount) bytes), over its limits of \(MarkStamps.maxEntries) entries and \(MarkStamps.maxBytes) bytes"))
+        }
         for stamp in stamps.stamps {
             let name = String(decoding: stamp.name, as: UTF8.self)
             guard let value = try source.get(dbs.marks, key: stamp.name) else {

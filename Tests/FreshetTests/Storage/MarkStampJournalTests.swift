@@ -156,7 +156,7 @@ struct MarkStampJournalTests {
 
             let writable = #expect(throws: StoreError.self) { try Store(directory: directory, configuration: .test(), dependencies: .test()) }
             #expect(writable?.code == .corrupted)
-            #expect(writable?.message == "\(directory.path) is damaged (\(journalError)); nothing was written. Store.recoverDamaged(directory:) moves it aside and starts a store from its log")
+            #expect(writable?.message == "\(directory.path) is damaged (\(journalError)); nothing was written. Its log is intact: `freshet export` it and `freshet import` the export into a new directory to rebuild it without loss (docs/reliability.md, \"A damaged stamp journal\")")
             #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == bytes)
 
             let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
@@ -174,40 +174,114 @@ struct MarkStampJournalTests {
             let compact = runTool(["compact", directory.path, "--keep", "0s"])
             #expect(compact.status == 2)
             #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == bytes)
+            // As the message says: export and import rebuild it, every mark as the log gives it.
+            let export = directory.deletingLastPathComponent().appendingPathComponent(directory.lastPathComponent + "-export.jsonl")
+            let rebuilt = directory.deletingLastPathComponent().appendingPathComponent(directory.lastPathComponent + "-rebuilt")
+            defer {
+                try? FileManager.default.removeItem(at: export)
+                try? FileManager.default.removeItem(at: rebuilt)
+            }
+            let exported = runTool(["export", directory.path])
+            #expect(exported.status == 0)
+            try Data((exported.stdout.joined(separator: "\n") + "\n").utf8).write(to: export)
+            #expect(runTool(["import", rebuilt.path, export.path]).status == 0)
+            let fixed = try Store(directory: rebuilt, configuration: .test(), dependencies: .test())
+            defer { fixed.close() }
+            #expect(try fixed.snapshot("notes").syncMark == Self.mark(last: 2, rows: 2))
+            #expect(try fixed.verify().isOK)
         }
     }
 
-    @Test("a stamp readers ignore (no mark, or not newer than its mark) leaves every mark as stored, is reported by verify, and is dropped when the journal overflows; writes go on")
+    @Test("a stamp readers ignore (no mark, or not newer than its mark) leaves every mark as stored and is reported by verify; a read-write open drops it")
     func ignoredStamps() async throws {
         try await withTemporaryDirectory { directory in
             let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            let names = (0..<16).map { "s\($0)" }
+            let names = (0..<16).map { String(format: "s%02d", $0) }
             for name in names { try await store.localWrite(name, [.upsert(row("a"))]) }   // LSN 1 ... 16: marks written whole
             store.close()
-            // "zzz" has no mark; s0's stamp (LSN 1) is not newer than its mark (lastLSN 1).
+            // "zzz" has no mark; s00's stamp (LSN 1) is not newer than its mark (lastLSN 1).
             try NumberLimitTests.poke(directory) { txn, dbs in
-                try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("s0", 1, 0), ("zzz", 5, 5)]))
+                try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("s00", 1, 0), ("zzz", 5, 5)]))
             }
-            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            #expect(try reopened.snapshot("s0").syncMark == Self.mark(last: 1, rows: 1))
-            #expect(try reopened.snapshot("zzz").syncMark == nil)
-            #expect(try reopened.verify().problems.map(\.description) == [
-                "meta · s0 · LSN 1: the stamp journal (markStamps) has lastLSN 1, not newer than the SyncMark's 1; readers ignore the stamp",
+            let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
+            #expect(try readOnly.snapshot("s00").syncMark == Self.mark(last: 1, rows: 1))
+            #expect(try readOnly.snapshot("zzz").syncMark == nil)
+            #expect(try readOnly.verify().problems.map(\.description) == [
+                "meta · s00 · LSN 1: the stamp journal (markStamps) has lastLSN 1, not newer than the SyncMark's 1; readers ignore the stamp",
                 "meta · zzz · LSN 5: the stamp journal (markStamps) stamps a collection with no SyncMark; readers ignore the stamp",
             ])
-            // Journal every collection: 16 stamps plus "zzz" overflow it; it empties into marks.
-            for name in names { try await reopened.localWrite(name, [.upsert(row("b"))]) }  // LSN 17 ... 32
+            readOnly.close()
+            #expect(runTool(["verify", directory.path]).status == 1)
+
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(try reopened.verify().isOK)
+            for name in names { try await reopened.localWrite(name, [.upsert(row("b"))]) }  // LSN 17 ... 32: journaled
             for (i, name) in names.enumerated() {
                 #expect(try reopened.snapshot(name).syncMark == Self.mark(last: UInt64(17 + i), rows: UInt64(17 + i)))
             }
             #expect(try reopened.verify().isOK)
             reopened.close()
-            #expect(try Self.raw(directory, "s0").journal == nil)
+            #expect(try Self.raw(directory, "s00").journal == Self.journal(names.enumerated().map { ($0.element, UInt64(17 + $0.offset), UInt64(17 + $0.offset)) }))
             #expect(try Self.raw(directory, "zzz").mark == nil)
         }
     }
 
-    @Test("a mark written whole after the stamp (a format 1 Freshet writing the upgraded store) supersedes it: LSNs only grow")
+    @Test("a journal over its limits is read and reported by verify")
+    func overfullJournalRead() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            let names = (0..<17).map { String(format: "c%02d", $0) }
+            for name in names { try await store.localWrite(name, [.upsert(row("a"))]) }   // LSN 1 ... 17
+            store.close()
+            try NumberLimitTests.poke(directory) { txn, dbs in
+                try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal(names.enumerated().map { ($0.element, UInt64(20 + $0.offset), UInt64($0.offset + 1)) }))
+            }
+            let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
+            defer { readOnly.close() }
+            #expect(try readOnly.snapshot("c16").syncMark == Self.mark(last: 36, rows: 17))
+            // 17 entries of 2 + 3 + 16 bytes; the stamps' LSNs are none the log gives, so every
+            // mark differs from the replay as well.
+            let problems = try readOnly.verify().problems
+            #expect(problems.filter { $0.database == "meta" }.map(\.description) == [
+                "meta: the stamp journal (markStamps) holds 17 entries (357 bytes), over its limits of 16 entries and 1024 bytes",
+            ])
+            #expect(problems.filter { $0.database == "marks" }.compactMap(\.collection) == names)
+        }
+    }
+
+    @Test("a format 1 store another process has open stays format 1 and is written without the journal; opened alone later, it becomes format 2")
+    func formatOneSharedNotUpgraded() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            try await store.localWrite("notes", [.upsert(row("a"))])
+            store.close()
+            try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1]) }
+            let reader = try await StoreHelper(["read", directory.path])
+            #expect(try await reader.nextLine() == "reading")
+
+            let shared = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(shared.formatVersion == 1)
+            try await shared.localWrite("notes", [.upsert(row("b"))])
+            try await shared.localWrite("notes", [.upsert(row("c"))])
+            shared.close()
+            var raw = try Self.raw(directory, "notes")
+            #expect(raw.version == [1])
+            #expect(raw.journal == nil)
+            #expect(raw.mark == Self.mark(last: 3, rows: 3).encoded())
+
+            _ = await reader.kill()
+            let alone = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            #expect(alone.formatVersion == 2)
+            try await alone.localWrite("notes", [.upsert(row("d"))])
+            #expect(try alone.verify().isOK)
+            alone.close()
+            raw = try Self.raw(directory, "notes")
+            #expect(raw.version == [2])
+            #expect(raw.journal == Self.journal([("notes", 4, 4)]))
+        }
+    }
+
+    @Test("a mark written whole after the stamp (a format 1 Freshet writing the store) supersedes it: LSNs only grow; a read-write open drops the stamp")
     func wholeMarkSupersedesStamp() async throws {
         try await withTemporaryDirectory { directory in
             let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
@@ -221,12 +295,15 @@ struct MarkStampJournalTests {
                 try txn.put(dbs.marks, key: Array("notes".utf8), value: Self.mark(last: 3, rows: 3).encoded())
                 try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("notes", 2, 2)]))
             }
-            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            defer { reopened.close() }
-            #expect(try reopened.snapshot("notes").syncMark == Self.mark(last: 3, rows: 3))
-            #expect(try reopened.verify().problems.map(\.description) == [
+            let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
+            #expect(try readOnly.snapshot("notes").syncMark == Self.mark(last: 3, rows: 3))
+            #expect(try readOnly.verify().problems.map(\.description) == [
                 "meta · notes · LSN 2: the stamp journal (markStamps) has lastLSN 2, not newer than the SyncMark's 3; readers ignore the stamp",
             ])
+            readOnly.close()
+            let reopened = try Store(directory: directory, configuration: .test(), dependencies: .test())
+            defer { reopened.close() }
+            #expect(try reopened.verify().isOK)
             #expect(try await reopened.localWrite("notes", [.upsert(row("d"))]) == LSN(4))
             #expect(try reopened.snapshot("notes").syncMark == Self.mark(last: 4, rows: 4))
             #expect(try reopened.verify().isOK)
@@ -260,7 +337,7 @@ struct MarkStampJournalTests {
             try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1, 2]) }
             let error = #expect(throws: StoreError.self) { try Store(directory: directory, configuration: .test(), dependencies: .test()) }
             #expect(error?.code == .unsupportedFormat)
-            #expect(error?.message == "\(directory.path) has a store format version of 2 bytes (01 02), not 1; this Freshet reads formats 1 to 2")
+            #expect(error?.message == "\(directory.path) has a store format version of 2 bytes (01 02), where one byte is expected; this Freshet reads formats 1 to 2")
         }
     }
 
