@@ -13,6 +13,7 @@ extension Command {
                   rebuild the projection from the log: rows, SyncMark, status, pending mutations
           verify  DIR [--json]
                   checksums, LSN continuity, and replay equals the stored state byte for byte
+                  (SyncMarks as read, with the stamp journal applied)
           stats   DIR [--json]
                   records by kind and collection, sizes, free pages, pending mutations, readers
           why     DIR COLLECTION [--lsn LSN | --at TIME] [--policy P] [--json] [--svg FILE]
@@ -77,7 +78,9 @@ extension Command {
             usage: freshet verify DIR [--json]
             Checks that every record decodes and passes its CRC-32C, that LSNs run on from 1
             without a gap (after a compaction: from the latest checkpoint on), and that folding the log rebuilds the materialized databases
-            (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte.
+            (rows, rowIndex, marks, meta, pending, mutations, idMap, confirmed) byte for byte;
+            SyncMarks are compared as read, with the stamp journal (meta markStamps) applied,
+            and a stamp readers ignore or a damaged journal is a problem of meta.
             Each problem is one line naming the database, collection, row ID and LSN.
             The reading runs in a child process: if a damaged LMDB page crashes it, that is
             reported as a problem (data.mdb, the signal) and the exit status is 1.

@@ -66,7 +66,7 @@ extension Tool {
         standardOutput("by kind      \(kinds.isEmpty ? "none" : kinds.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         standardOutput("file         data.mdb \(s.fileBytes) bytes, map \(s.mapBytes) bytes, page \(s.pageSize) bytes")
         standardOutput("pages        \(s.usedPages) used, \(s.freePages) free (reused by later writes)")
-        standardOutput("format       store \(s.storeFormat), log records \(LogRecord.formatVersion)\(s.storeFormat < StoreFormat.current ? " (opened read-write, it becomes store format \(StoreFormat.current))" : "")")
+        standardOutput("format       store \(s.storeFormat), log records \(LogRecord.formatVersion)\(s.storeFormat < StoreFormat.current ? " (opened read-write with no other process, it becomes store format \(StoreFormat.current))" : "")")
         standardOutput("pending      \(Self.counted(s.pendingMutations, "mutation"))")
         standardOutput("readers      \(Self.counted(s.activeReaders, "read transaction")) open (besides this one), \(s.readerSlots) slots")
         standardOutput("collections  largest first: records, log bytes, rows, row bytes")

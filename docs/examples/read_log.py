@@ -1277,13 +1277,24 @@ def open_store(directory):
     return env, dbs
 
 
+def begin(env, **kwargs):
+    """env.begin(), once more after adopting the map size when another process grew the map
+    (LMDB's MDB_MAP_RESIZED: mdb_env_set_mapsize with 0 takes the size the file now has)."""
+    import lmdb
+    try:
+        return env.begin(**kwargs)
+    except lmdb.MapResizedError:
+        env.set_mapsize(0)
+        return env.begin(**kwargs)
+
+
 REQUIRED_DBS = ("log", "rows", "rowIndex", "marks", "meta")
 MUTATION_DBS = ("pending", "mutations", "idMap", "confirmed")
 
 
 def read_log(env, dbs, first=1, last=None):
     """Yields (lsn, record or None, error or None) in LSN order."""
-    with env.begin(db=dbs["log"]) as txn:
+    with begin(env, db=dbs["log"]) as txn:
         cursor = txn.cursor()
         if not cursor.set_range(struct.pack(">Q", first)):
             return
@@ -1320,7 +1331,7 @@ def dump(directory, args):
 def show_state(directory):
     env, dbs = open_store(directory)
     show_pending(env, dbs)
-    with env.begin() as txn:
+    with begin(env) as txn:
         stamps = read_stamps(txn, dbs)
         for name, value in txn.cursor(db=dbs["marks"]):
             collection = name.decode("utf-8")
@@ -1343,7 +1354,7 @@ def show_pending(env, dbs):
     """The unresolved mutations: `pending` holds proposal LSNs; the proposals are read from `log`."""
     if dbs["pending"] is None:
         return
-    with env.begin() as txn:
+    with begin(env) as txn:
         for key, mid in txn.cursor(db=dbs["pending"]):
             (lsn,) = struct.unpack(">Q", key)
             r = decode_record(txn.get(key, db=dbs["log"]), expected_lsn=lsn)
@@ -1359,7 +1370,11 @@ def read_stamps(txn, dbs):
         if len(value) - offset < 2:
             raise FormatError("meta markStamps: an entry is truncated")
         (n,) = struct.unpack(">H", value[offset:offset + 2])
-        if n == 0 or len(value) - offset - 2 < n + 16:
+        if n == 0:
+            raise FormatError("meta markStamps: an entry has an empty name")
+        if n > 200:
+            raise FormatError("meta markStamps: an entry's name is %d bytes, more than 200" % n)
+        if len(value) - offset - 2 < n + 16:
             raise FormatError("meta markStamps: an entry is truncated")
         name = value[offset + 2:offset + 2 + n]
         if previous is not None and name <= previous:
@@ -1369,13 +1384,26 @@ def read_stamps(txn, dbs):
     return stamps
 
 
+def stamp_applies(name, value, stamps):
+    """9.1: a stamp applies when its lastLSN is greater than the stored mark's; else readers ignore it."""
+    return name in stamps and stamps[name][0] > decode_mark(value)["lastLSN"]
+
+
 def stamped(name, value, stamps):
-    """A `marks` value as readers see it: with the journal's lastLSN and rowsLSN when it names the collection."""
-    if name not in stamps:
+    """A `marks` value as readers see it: lastLSN (4) and rowsLSN (18) replaced by the journal's
+    when its stamp applies; every other field kept as stored, unknown tags included."""
+    if not stamp_applies(name, value, stamps):
         return bytes(value)
-    m = decode_mark(value)
-    m["lastLSN"], m["rowsLSN"] = stamps[name]
-    return encode_mark(m)
+    last, rows = stamps[name]
+    w = Writer()
+    for tag, field in fields(value):
+        if tag == 4:
+            w.uint(4, last)
+        elif tag == 18:
+            w.uint(18, rows)
+        else:
+            w.bytes(tag, bytes(field))
+    return bytes(w.buf)
 
 
 def push_repeats(event_id, last_id):
@@ -1401,7 +1429,7 @@ def start_state(env, dbs):
     """The state replay starts from: the latest checkpoint's (meta.checkpoint), or empty.
     Returns (state, the first LSN to fold)."""
     state = State()
-    with env.begin() as txn:
+    with begin(env) as txn:
         value = txn.get(b"checkpoint", db=dbs["meta"])
         if value is None:
             return state, 1
@@ -1438,8 +1466,12 @@ def verify(directory):
         except FormatError as error:
             problems.append(str(error))
     older_marks = 0
-    with env.begin() as txn:
-        stamps = read_stamps(txn, dbs)
+    with begin(env) as txn:
+        try:
+            stamps = read_stamps(txn, dbs)
+        except FormatError as error:
+            problems.append("%s; SyncMarks compared as stored" % error)
+            stamps = {}
         for name, replayed in (("rows", state.rows), ("rowIndex", state.index), ("marks", state.marks),
                                ("pending", state.pending), ("mutations", state.mutations),
                                ("idMap", state.id_map), ("confirmed", state.confirmed)):
@@ -1457,6 +1489,15 @@ def verify(directory):
                     continue
                 problems.append("%s key %s: stored %r, replayed %r" % (name, key.hex(), a, b))
         meta = {bytes(k): bytes(v) for k, v in txn.cursor(db=dbs["meta"])}
+        stored_marks = {bytes(k): bytes(v) for k, v in txn.cursor(db=dbs["marks"])}
+    for name, (stamp_last, _) in sorted(stamps.items()):  # 9.1: stamps readers ignore
+        if name not in stored_marks:
+            problems.append("meta markStamps: %s has no SyncMark; readers ignore the stamp" % name.decode("utf-8", "replace"))
+        elif not stamp_applies(name, stored_marks[name], stamps):
+            problems.append("meta markStamps: %s lastLSN %d is not newer than its SyncMark's; readers ignore the stamp"
+                            % (name.decode("utf-8", "replace"), stamp_last))
+    if len(stamps) > 16 or sum(18 + len(n) for n in stamps) > 1024:
+        problems.append("meta markStamps holds %d entries, over its limits" % len(stamps))
     stored_checkpoint = meta.get(b"checkpoint")
     if (struct.unpack(">Q", stored_checkpoint)[0] if stored_checkpoint else None) != state.checkpoint:
         problems.append("meta checkpoint %r, replayed %r" % (stored_checkpoint, state.checkpoint))
