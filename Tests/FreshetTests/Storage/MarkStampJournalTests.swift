@@ -33,6 +33,14 @@ struct MarkStampJournalTests {
         return mark
     }
 
+    /// Opens a store in `directory`, writes each ID of `ids` to `collection` in a local write
+    /// of its own (LSN 1, 2, …), and closes it.
+    static func writeEach(_ ids: [String], to collection: String = "notes", in directory: URL) async throws {
+        let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
+        defer { store.close() }
+        for id in ids { try await store.localWrite(collection, [.upsert(row(id))]) }
+    }
+
     @Test("a second local write journals its LSNs and leaves the marks entry as the first wrote it; snapshots, verify, replay and a reopen read the stamped mark")
     func journaled() async throws {
         try await withTemporaryDirectory { directory in
@@ -125,9 +133,7 @@ struct MarkStampJournalTests {
     @Test("a format 1 store is read as it is when opened read-only (and verifies), and becomes format 2 when opened for writing")
     func formatOneUpgraded() async throws {
         try await withTemporaryDirectory { directory in
-            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            try await store.localWrite("notes", [.upsert(row("a"))])
-            store.close()
+            try await Self.writeEach(["a"], in: directory)
             try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1]) }
 
             let readOnly = try Store(directory: directory, configuration: .test(), dependencies: .test(), create: false)
@@ -146,10 +152,7 @@ struct MarkStampJournalTests {
     @Test("a damaged journal: a writable open is corrupted (nothing written), read-only snapshots are corruptRecord, verify reports it (exit 1) and compares marks as stored, compact refuses (exit 2)")
     func damagedJournal() async throws {
         try await withTemporaryDirectory { directory in
-            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            try await store.localWrite("notes", [.upsert(row("a"))])
-            try await store.localWrite("notes", [.upsert(row("b"))])
-            store.close()
+            try await Self.writeEach(["a", "b"], in: directory)
             try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.markStamps, value: [0, 5, 0x6E]) }
             let bytes = try Data(contentsOf: directory.appendingPathComponent("data.mdb"))
             let journalError = "the SyncMark stamp journal (meta \"markStamps\"): an entry is truncated"
@@ -252,9 +255,7 @@ struct MarkStampJournalTests {
     @Test("a format 1 store another process has open stays format 1 and is written without the journal; opened alone later, it becomes format 2")
     func formatOneSharedNotUpgraded() async throws {
         try await withTemporaryDirectory { directory in
-            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            try await store.localWrite("notes", [.upsert(row("a"))])
-            store.close()
+            try await Self.writeEach(["a"], in: directory)
             try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1]) }
             let reader = try await StoreHelper(["read", directory.path])
             #expect(try await reader.nextLine() == "reading")
@@ -284,11 +285,7 @@ struct MarkStampJournalTests {
     @Test("a mark written whole after the stamp (a format 1 Freshet writing the store) supersedes it: LSNs only grow; a read-write open drops the stamp")
     func wholeMarkSupersedesStamp() async throws {
         try await withTemporaryDirectory { directory in
-            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            try await store.localWrite("notes", [.upsert(row("a"))])
-            try await store.localWrite("notes", [.upsert(row("b"))])           // journaled: 2 / 2
-            try await store.localWrite("notes", [.upsert(row("c"))])           // journaled: 3 / 3
-            store.close()
+            try await Self.writeEach(["a", "b", "c"], in: directory)     // LSN 2 and 3 journaled: 3 / 3
             // What a format 1 writer leaves after folding LSN 3 itself: the mark written whole,
             // the journal not read (here, a journal from before its write: 2 / 2).
             try NumberLimitTests.poke(directory) { txn, dbs in
@@ -313,10 +310,7 @@ struct MarkStampJournalTests {
     @Test("a stale stamp (LSNs the log does not give) makes verify report the marks entry of that collection, naming the journal")
     func staleStampReported() async throws {
         try await withTemporaryDirectory { directory in
-            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            try await store.localWrite("notes", [.upsert(row("a"))])
-            try await store.localWrite("notes", [.upsert(row("b"))])
-            store.close()
+            try await Self.writeEach(["a", "b"], in: directory)
             try NumberLimitTests.poke(directory) { txn, dbs in
                 try txn.put(dbs.meta, key: MetaKey.markStamps, value: Self.journal([("notes", 2, 1)]))
             }
@@ -331,9 +325,7 @@ struct MarkStampJournalTests {
     @Test("a store format version that is not one byte is unsupportedFormat and says so")
     func twoByteVersion() async throws {
         try await withTemporaryDirectory { directory in
-            let store = try Store(directory: directory, configuration: .test(), dependencies: .test())
-            try await store.localWrite("notes", [.upsert(row("a"))])
-            store.close()
+            try await Self.writeEach(["a"], in: directory)
             try NumberLimitTests.poke(directory) { txn, dbs in try txn.put(dbs.meta, key: MetaKey.formatVersion, value: [1, 2]) }
             let error = #expect(throws: StoreError.self) { try Store(directory: directory, configuration: .test(), dependencies: .test()) }
             #expect(error?.code == .unsupportedFormat)
