@@ -90,7 +90,8 @@ extension Command {
             usage: freshet stats DIR [--json]
             Prints records by kind and by collection, the log's and the file's size, LMDB's
             used and free pages, the oldest and newest LSN and time, pending mutations, the
-            largest collections and the read transactions open now. LSNs missing from the log
+            largest collections, the read transactions open now and the store format (2; a format 1
+            store becomes 2 when opened read-write with no other process). LSNs missing from the log
             (not accounted for by a checkpoint) are named on stderr.
             exit status: 0 ok, 1 unreadable or missing records, 2 usage error or unreadable store
             """,

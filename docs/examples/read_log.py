@@ -1269,6 +1269,12 @@ def open_store(directory):
         # Exit 2 as `freshet` does for a directory that is not a readable store.
         print("read_log.py: cannot open store %s: %s" % (directory, error), file=sys.stderr)
         sys.exit(2)
+    with begin(env) as txn:  # section 9: a store format this reader does not know is refused, as Freshet does
+        version = txn.get(b"formatVersion", db=dbs["meta"])
+    if version is None or bytes(version) not in (b"\x01", b"\x02"):
+        print("read_log.py: cannot open store %s: store format %r; this reader reads formats 1 to 2"
+              % (directory, None if version is None else bytes(version)), file=sys.stderr)
+        sys.exit(2)
     for n in MUTATION_DBS:  # added in the mutations release; a store no newer Freshet opened lacks them
         try:
             dbs[n] = env.open_db(n.encode(), create=False)
@@ -1501,8 +1507,6 @@ def verify(directory):
     stored_checkpoint = meta.get(b"checkpoint")
     if (struct.unpack(">Q", stored_checkpoint)[0] if stored_checkpoint else None) != state.checkpoint:
         problems.append("meta checkpoint %r, replayed %r" % (stored_checkpoint, state.checkpoint))
-    if meta.get(b"formatVersion") not in (b"\x01", b"\x02"):
-        problems.append("meta formatVersion is %r, expected 01 or 02" % meta.get(b"formatVersion"))
     stored_last = meta.get(b"lastLSN")
     if stored_last is not None and struct.unpack(">Q", stored_last)[0] < last:
         problems.append("meta lastLSN %d is below the last log key %d" % (struct.unpack(">Q", stored_last)[0], last))
