@@ -209,11 +209,7 @@ package final class Environment: @unchecked Sendable {
     /// write: its first write transaction waits for this one.
     package func isSharedWithOtherProcesses() -> Bool? {
         guard lockProbe >= 0 else { return nil }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 0
-        lock.l_len = 1
+        var lock = LockFileByte.exclusive()
         guard fcntl(lockProbe, F_GETLK, &lock) == 0 else { return nil }
         return lock.l_type != Int16(F_UNLCK)
     }

@@ -34,11 +34,7 @@ package enum Vacuum {
         let lfd = open(lockPath, O_RDWR | O_CLOEXEC)
         guard lfd >= 0 else { throw LMDBError(code: errno, function: "open(\(lockPath))") }
         defer { _ = close(lfd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 0
-        lock.l_len = 1
+        var lock = LockFileByte.exclusive()
         var rc: Int32
         repeat { rc = fcntl(lfd, F_SETLK, &lock) } while rc != 0 && errno == EINTR
         if rc != 0 {

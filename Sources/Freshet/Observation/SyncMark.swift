@@ -163,6 +163,16 @@ extension SyncMark {
         try bytes.withUnsafeBytes { try decode(ByteReader($0)) }
     }
 
+    /// ``decode(_:)`` of `collection`'s `marks` entry, a format error reported as
+    /// ``StoreError/Code/corruptRecord`` naming the collection.
+    static func decodeStored(_ bytes: [UInt8], of collection: String) throws -> SyncMark {
+        do {
+            return try decode(bytes)
+        } catch let error as FormatError {
+            throw StoreError(.corruptRecord, "SyncMark of \(collection): \(error.reason)")
+        }
+    }
+
     /// Decodes the mark's bytes in place (``ByteReader`` borrows them).
     private static func decode(_ reader: ByteReader) throws -> SyncMark {
         var m = SyncMark()

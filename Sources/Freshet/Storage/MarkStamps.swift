@@ -124,22 +124,40 @@ struct MarkStamps: Equatable, Sendable {
         if found { stamps[i] = s } else { stamps.insert(s, at: i) }
     }
 
-    /// The journal without the stamps readers ignore: those naming a collection `marks` (in
-    /// `txn`) has no entry for, or not newer than its entry's `lastLSN` (``applies(_:over:)``).
-    /// A mark that does not decode keeps its stamp (its own damage is reported elsewhere).
-    func withoutIgnored(marks: Database, in txn: borrowing some FoldTables & ~Copyable) throws -> MarkStamps {
-        var kept = MarkStamps()
+    /// Why readers ignore a stamp (``applies(_:over:)``).
+    enum Ignored: Equatable {
+        /// `marks` has no entry for the stamp's collection.
+        case noMark
+        /// The stamp's `lastLSN` is not newer than the `marks` entry's, this one.
+        case notNewer(than: LSN)
+    }
+
+    /// The stamps readers ignore, in the journal's order, with why: those naming a collection
+    /// `marks` (in `txn`) has no entry for, or not newer than its entry's `lastLSN`. A mark
+    /// that does not decode keeps its stamp (its own damage is reported elsewhere).
+    func ignored(marks: Database, in txn: borrowing some FoldTables & ~Copyable) throws -> [(stamp: Stamp, why: Ignored)] {
+        var found: [(stamp: Stamp, why: Ignored)] = []
         for s in stamps {
-            guard let bytes = try txn.get(marks, key: s.name) else { continue }
+            guard let bytes = try txn.get(marks, key: s.name) else {
+                found.append((s, .noMark))
+                continue
+            }
             let stored: LSN?
             do {
                 stored = try SyncMark.decode(bytes).lastLSN
             } catch {
                 stored = nil
             }
-            if let stored, !applies(s, over: stored) { continue }
-            kept.stamps.append(s)
+            if let stored, !applies(s, over: stored) { found.append((s, .notNewer(than: stored))) }
         }
+        return found
+    }
+
+    /// The journal without the stamps readers ignore (``ignored(marks:in:)``).
+    func withoutIgnored(marks: Database, in txn: borrowing some FoldTables & ~Copyable) throws -> MarkStamps {
+        let dropped = Set(try ignored(marks: marks, in: txn).map(\.stamp.name))
+        var kept = MarkStamps()
+        kept.stamps = stamps.filter { !dropped.contains($0.name) }
         return kept
     }
 

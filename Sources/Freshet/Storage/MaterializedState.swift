@@ -56,12 +56,7 @@ struct MaterializedState {
             marks?.remember(nil, for: collection)
             return nil
         }
-        let stored: SyncMark
-        do {
-            stored = try SyncMark.decode(bytes)
-        } catch let error as FormatError {
-            throw StoreError(.corruptRecord, "SyncMark of \(collection): \(error.reason)")
-        }
+        let stored = try SyncMark.decodeStored(bytes, of: collection)
         let stamps = try marks?.stamps(in: txn, meta: dbs.meta) ?? MarkStamps.read(dbs.meta, in: txn)
         let mark = stamps.applied(to: stored, name: key)
         marks?.remember(mark, for: collection)

@@ -222,16 +222,9 @@ final class SyncMarkCache: @unchecked Sendable {
             // readers ignore (no mark, or not newer than it: MarkStamps) is dropped.
             for stamp in stamps.stamps {
                 guard let bytes = try txn.get(database, key: stamp.name) else { continue }
-                var mark: SyncMark
-                do {
-                    mark = try SyncMark.decode(bytes)
-                } catch let error as FormatError {
-                    throw StoreError(.corruptRecord, "SyncMark of \(String(decoding: stamp.name, as: UTF8.self)): \(error.reason)")
-                }
+                let mark = try SyncMark.decodeStored(bytes, of: String(decoding: stamp.name, as: UTF8.self))
                 guard stamps.applies(stamp, over: mark.lastLSN) else { continue }
-                mark.lastLSN = stamp.lastLSN
-                mark.rowsLSN = stamp.rowsLSN
-                try txn.put(database, key: stamp.name, value: mark.encoded())
+                try txn.put(database, key: stamp.name, value: stamps.applied(to: mark, name: stamp.name).encoded())
             }
             stamps.removeAll()
         }

@@ -57,11 +57,7 @@ extension Store {
         // Closing any descriptor of lock.mdb drops this process's fcntl locks on it, LMDB's
         // included; the store is closed, and the new one below is closed before this is.
         defer { closeDescriptor(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 0
-        lock.l_len = 1
+        var lock = LockFileByte.exclusive()
         guard fcntl(fd, F_SETLK, &lock) == 0 else {
             let code = errno
             if code == EAGAIN || code == EACCES {

@@ -189,32 +189,20 @@ extension Store {
         return (problems + (try journalProblems(stamps, source: source, dbs: dbs)), compared)
     }
 
-    /// The stamps of the journal that readers ignore: one naming a collection with no mark, or
-    /// one not newer than its mark (``MarkStamps/applies(_:over:)``). The writer never leaves
-    /// one; they come from damage, or from a Freshet of store format 1 writing the store after
-    /// it was upgraded. Harmless to reads (ignored), they are reported as `meta` problems.
+    /// The stamps of the journal that readers ignore (``MarkStamps/ignored(marks:in:)``), and
+    /// a journal over its limits. The writer never leaves either: they come from a hand-edited
+    /// or damaged store. Harmless to reads (ignored), they are reported as `meta` problems.
     private static func journalProblems(_ stamps: MarkStamps, source: borrowing Transaction, dbs: StoreDatabases) throws -> [StoreProblem] {
         var problems: [StoreProblem] = []
         if stamps.isOverfull {
             problems.append(StoreProblem(database: "meta", message: "the stamp journal (markStamps) holds \(stamps.count) entries (\(stamps.byteCount) bytes), over its limits of \(MarkStamps.maxEntries) entries and \(MarkStamps.maxBytes) bytes"))
         }
-        for stamp in stamps.stamps {
-            let name = String(decoding: stamp.name, as: UTF8.self)
-            guard let value = try source.get(dbs.marks, key: stamp.name) else {
-                problems.append(StoreProblem(database: "meta", collection: name, lsn: stamp.lastLSN,
-                                             message: "the stamp journal (markStamps) stamps a collection with no SyncMark; readers ignore the stamp"))
-                continue
+        for (stamp, why) in try stamps.ignored(marks: dbs.marks, in: source) {
+            let message = switch why {
+            case .noMark: "the stamp journal (markStamps) stamps a collection with no SyncMark; readers ignore the stamp"
+            case .notNewer(let markLSN): "the stamp journal (markStamps) has lastLSN \(stamp.lastLSN), not newer than the SyncMark's \(markLSN); readers ignore the stamp"
             }
-            let mark: SyncMark
-            do {
-                mark = try SyncMark.decode(value)
-            } catch {
-                continue  // the mark's own difference is reported by the comparison
-            }
-            if !stamps.applies(stamp, over: mark.lastLSN) {
-                problems.append(StoreProblem(database: "meta", collection: name, lsn: stamp.lastLSN,
-                                             message: "the stamp journal (markStamps) has lastLSN \(stamp.lastLSN), not newer than the SyncMark's \(mark.lastLSN); readers ignore the stamp"))
-            }
+            problems.append(StoreProblem(database: "meta", collection: String(decoding: stamp.name, as: UTF8.self), lsn: stamp.lastLSN, message: message))
         }
         return problems
     }
