@@ -88,7 +88,13 @@ extension DataFile {
         /// meta page is that snapshot's any more (two commits since it began) or when the map
         /// fails.
         package init?(file: DataFile, snapshotID: Int) {
-            guard let (first, second) = try? file.bothMetasStrict() else { return nil }
+            let metas: (DataFile.Meta, DataFile.Meta)
+            do {
+                metas = try file.bothMetasStrict()
+            } catch {
+                return nil  // unreadable meta pages: the caller falls back to lookups
+            }
+            let (first, second) = metas
             guard let meta = [first, second].first(where: { $0.transactionID == UInt64(snapshotID) }), meta.lastPage >= 1,
                   let mapping = file.mapping(pages: meta.lastPage + 1, pageSize: meta.pageSize) else { return nil }
             self.file = file

@@ -227,7 +227,12 @@ extension Store {
     /// (``DataFile/Snapshot``); nil when the file cannot be opened or mapped, or when its meta
     /// pages no longer hold that snapshot (every database's keys are then looked up).
     private static func trees(of txn: borrowing Transaction, in env: Environment) -> DataFile.Snapshot? {
-        guard let file = try? DataFile(path: env.path + "/data.mdb") else { return nil }
+        let file: DataFile
+        do {
+            file = try DataFile(path: env.path + "/data.mdb")
+        } catch {
+            return nil  // the lookups check every key instead (this function's contract)
+        }
         return DataFile.Snapshot(file: file, snapshotID: txn.snapshotID)
     }
 
